@@ -1,0 +1,15 @@
+"""Attention Playground, the desktop app (PySide6 + pyqtgraph). All maths lives in ``attention_core``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+
+def create_main_window(**kwargs: Any) -> Any:
+    """Build and return the ready main window (a QApplication must exist). Used by tests and scripts."""
+    from .main_window import MainWindow
+
+    window = MainWindow(**kwargs)
+    return window

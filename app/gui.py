@@ -1,0 +1,41 @@
+"""Start the Qt application and show the main window (or run the self-test and exit)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+
+def make_application() -> object:
+    """The QApplication with the names QSettings and platformdirs use."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName("AttentionPlayground")
+    app.setApplicationName("Attention Playground")
+    from . import __version__
+
+    app.setApplicationVersion(__version__)
+    return app
+
+
+def run(self_test_dir: str | None = None) -> int:
+    """Show the window and enter the event loop. With ``self_test_dir`` (may be ""), render every view to PNG
+    there, print the paths and exit 0 (1 if any render failed)."""
+    app = make_application()
+    from . import create_main_window
+
+    window = create_main_window()
+    window.show()
+    if self_test_dir is None:
+        return app.exec()
+    out = Path(self_test_dir) if self_test_dir else Path(tempfile.mkdtemp(prefix="attention-self-test-"))
+    app.processEvents()
+    written = window.self_test(out)
+    for path in written:
+        print(path)
+    ok = bool(written) and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in written)
+    window.setWindowModified(False)
+    window.close()
+    return 0 if ok else 1

@@ -1,0 +1,58 @@
+"""attention_core: scaled dot-product attention made visible, on CPU or CUDA. No Qt, ever.
+
+Public contract (used by the GUI, the CLI and users' scripts; names are stable):
+
+- ``attention_steps(q, k, v, *, mask=None, scale=None, device="cpu") -> AttentionSteps``
+  (fields ``scores``, ``scaled``, ``masked``, ``weights``, ``output``); ``attention`` (fused bulk path)
+- ``causal_mask(n)``, ``padding_mask(lengths, max_len)``; **mask convention: True = may attend**
+- ``attention_entropy(weights)``, ``focus_score(weights)``
+- ``MultiHeadAttention``, ``multi_head_steps``, ``parameter_count``, ``TinyTransformer``
+- ``generate_reversal_data``, ``TrainConfig``, ``ReversalTrainer``, ``TrainingControl``, ``train_reversal``,
+  ``reversal_accuracy``, ``sequence_accuracy``, ``greedy_reverse``, ``head_reversal_scores``
+- ``available_devices()``, ``save_checkpoint``, ``load_checkpoint``, presets
+
+torch-backed names load lazily, so ``import attention_core`` for the numpy step path stays fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from .devices import available_devices, resolve_device
+from .masks import causal_mask, padding_mask
+from .metrics import attention_entropy, focus_score
+from .steps import AttentionSteps, attention, attention_steps
+
+_LAZY = {
+    "MultiHeadAttention": "multihead", "MultiHeadSteps": "multihead", "multi_head_steps": "multihead",
+    "parameter_count": "multihead", "split_heads": "multihead",
+    "TinyTransformer": "model", "ModelConfig": "model",
+    "generate_reversal_data": "tasks", "make_reversal_example": "tasks", "token_labels": "tasks",
+    "SEP": "tasks", "PAD": "tasks",
+    "TrainConfig": "training", "TrainingReport": "training", "ReversalTrainer": "training",
+    "TrainingControl": "training", "train_reversal": "training", "write_history_csv": "training",
+    "reversal_accuracy": "analysis", "sequence_accuracy": "analysis", "greedy_reverse": "analysis",
+    "head_reversal_scores": "analysis", "probe_attention": "analysis",
+    "save_checkpoint": "checkpoint", "load_checkpoint": "checkpoint", "CheckpointError": "checkpoint",
+    "atomic_write": "checkpoint",
+    "Preset": "presets", "PRESET_NAMES": "presets", "get_preset": "presets", "random_preset": "presets",
+}
+
+__all__ = [
+    "AttentionSteps", "attention", "attention_steps", "available_devices", "resolve_device", "causal_mask",
+    "padding_mask", "attention_entropy", "focus_score", *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attention_core' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,108 @@
+"""TinyTransformer of lesson 2.3: token + learned position embeddings, pre-norm blocks, GELU FFN, LM head."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from .multihead import MultiHeadAttention, check_heads, mask_to_torch
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Everything needed to rebuild a TinyTransformer (saved beside its weights)."""
+
+    vocab_size: int
+    d_model: int = 32
+    num_heads: int = 4
+    num_layers: int = 2
+    max_seq_len: int = 64
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        fields = {"vocab_size", "d_model", "num_heads", "num_layers", "max_seq_len"}
+        missing = {"vocab_size"} - set(data)
+        if missing:
+            raise ValueError(f"model config lacks {sorted(missing)}")
+        values = {k: int(data[k]) for k in fields if k in data}
+        return cls(**values)
+
+
+class TransformerBlock(nn.Module):
+    """x + attn(norm1(x)), then x + ffn(norm2(x)) (pre-norm, as in the lesson)."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int | None = None) -> None:
+        super().__init__()
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.attention = MultiHeadAttention(d_model, num_heads)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.norm1(x)
+        attn_out, weights = self.attention(h, h, h, mask)
+        x = x + attn_out
+        x = x + self.ffn(self.norm2(x))
+        return x, weights
+
+
+class TinyTransformer(nn.Module):
+    """``forward(tokens (B, L), mask=None) -> (logits (B, L, vocab), [weights (B, H, L, L) per layer])``.
+
+    ``mask``: bool or 0/1, numpy or torch, broadcastable to (B, H, L, L); True = may attend. Pass
+    ``causal_mask(L)`` for next-token training.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int = 32, num_heads: int = 4, num_layers: int = 2,
+                 max_seq_len: int = 64) -> None:
+        super().__init__()
+        check_heads(d_model, num_heads)
+        if vocab_size < 2 or num_layers < 1 or max_seq_len < 1:
+            raise ValueError(
+                f"vocab_size ({vocab_size}) must be >= 2, num_layers ({num_layers}) and max_seq_len "
+                f"({max_seq_len}) >= 1"
+            )
+        self.config = ModelConfig(vocab_size, d_model, num_heads, num_layers, max_seq_len)
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_seq_len, d_model)
+        self.layers = nn.ModuleList([TransformerBlock(d_model, num_heads) for _ in range(num_layers)])
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    @classmethod
+    def from_config(cls, config: ModelConfig) -> TinyTransformer:
+        return cls(config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.max_seq_len)
+
+    def forward(self, tokens: torch.Tensor, mask: Any = None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens: expected (B, L), got shape {tuple(tokens.shape)}")
+        length = tokens.shape[1]
+        if length > self.config.max_seq_len:
+            raise ValueError(f"tokens: length {length} exceeds max_seq_len {self.config.max_seq_len}")
+        positions = torch.arange(length, device=tokens.device).unsqueeze(0)
+        x = self.token_emb(tokens) + self.pos_emb(positions)
+        m = mask_to_torch(mask, tokens.device)
+        all_weights = []
+        for layer in self.layers:
+            x, w = layer(x, m)
+            all_weights.append(w)
+        return self.head(self.norm(x)), all_weights
+
+    # --- ablation -------------------------------------------------------------------------------------
+    def set_head_enabled(self, layer: int, head: int, enabled: bool) -> None:
+        """Switch one head's output on or off (its contribution before W_o is zeroed)."""
+        self.layers[layer].attention.head_mask[head] = 1.0 if enabled else 0.0
+
+    def head_enabled(self, layer: int, head: int) -> bool:
+        return bool(self.layers[layer].attention.head_mask[head] != 0)
+
+    def disabled_heads(self) -> list[tuple[int, int]]:
+        return [(li, h) for li, layer in enumerate(self.layers)
+                for h in range(layer.attention.num_heads) if not self.head_enabled(li, h)]

@@ -1,0 +1,194 @@
+"""Multi-head attention: the torch module the transformer trains, and the same split shown step by step.
+
+Shapes: B batch, H heads, L sequence, d_model = H * d_k.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from ._validate import check_finite, to_bool_mask, to_numpy
+from .steps import AttentionSteps, attention_steps
+
+
+def parameter_count(d_model: int, num_heads: int, bias: bool = True) -> int:
+    """Parameters of W_Q, W_K, W_V, W_O: 4*d_model^2 (+ 4*d_model biases), whatever the number of heads."""
+    check_heads(d_model, num_heads)
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def check_heads(d_model: int, num_heads: int) -> int:
+    """Return d_k = d_model // num_heads, or raise ValueError if the split is not exact."""
+    if num_heads < 1 or d_model < 1:
+        raise ValueError(f"d_model ({d_model}) and num_heads ({num_heads}) must be positive")
+    if d_model % num_heads:
+        raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+    return d_model // num_heads
+
+
+def mask_to_torch(mask: Any, device: torch.device | str) -> torch.Tensor | None:
+    """Any accepted mask (numpy/torch, bool or 0/1; True = may attend) as a torch bool tensor."""
+    if mask is None:
+        return None
+    if isinstance(mask, torch.Tensor) and mask.dtype == torch.bool:
+        return mask.to(device)
+    return torch.as_tensor(to_bool_mask(mask), device=device)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Softmax over keys with blocked keys at zero; a row with every key blocked is all zeros, not NaN."""
+    # Written out rather than torch.softmax: on this CPU kind torch's kernel is ~3.5x slower for short rows
+    # (12 keys), and the explicit form gives the all-blocked row its zeros for free (0 / tiny = 0).
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    row_max = torch.nan_to_num(scores.amax(dim=-1, keepdim=True).detach(), neginf=0.0)
+    e = (scores - row_max).exp()
+    return e / e.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(e.dtype).tiny)
+
+
+@dataclass(frozen=True)
+class MultiHeadSteps:
+    """The multi-head split made visible (numpy, one sequence).
+
+    ``q_heads``/``k_heads``/``v_heads`` (H, L, d_k); ``heads``: the per-head AttentionSteps (batched over H);
+    ``concat`` (Lq, H*d_v): head outputs side by side; ``w_o`` (H*d_v, d_out); ``output`` = concat @ w_o
+    (+ ``b_o``).
+    """
+
+    num_heads: int
+    q_heads: np.ndarray
+    k_heads: np.ndarray
+    v_heads: np.ndarray
+    heads: AttentionSteps
+    concat: np.ndarray
+    w_o: np.ndarray
+    b_o: np.ndarray | None
+    output: np.ndarray
+
+
+def split_heads(x: np.ndarray, num_heads: int, name: str = "x") -> np.ndarray:
+    """(L, H*d) -> (H, L, d): head h takes columns h*d .. (h+1)*d - 1."""
+    if x.shape[-1] % num_heads:
+        raise ValueError(f"{name}: width {x.shape[-1]} is not divisible by {num_heads} heads (shape {x.shape})")
+    d = x.shape[-1] // num_heads
+    return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, d), -2, -3)
+
+
+def multi_head_steps(
+    q: Any, k: Any, v: Any, num_heads: int, *, w_o: Any = None, b_o: Any = None, mask: Any = None,
+    scale: float | None = None, device: Any = "cpu",
+) -> MultiHeadSteps:
+    """Split already-projected Q (Lq, D), K (Lk, D), V (Lk, Dv) into heads, attend per head, concat, apply W_O.
+
+    ``w_o`` defaults to the identity (so ``output`` = ``concat``). ``scale`` defaults to 1/sqrt(D/H).
+    """
+    qa, ka, va = to_numpy(q, "q"), to_numpy(k, "k"), to_numpy(v, "v")
+    for name, arr in (("q", qa), ("k", ka), ("v", va)):
+        if arr.ndim != 2:
+            raise ValueError(f"{name}: expected (L, d) for multi_head_steps, got shape {arr.shape}")
+    if num_heads < 1:
+        raise ValueError(f"num_heads must be >= 1, got {num_heads}")
+    qh, kh, vh = split_heads(qa, num_heads, "q"), split_heads(ka, num_heads, "k"), split_heads(va, num_heads, "v")
+    heads = attention_steps(qh, kh, vh, mask=mask, scale=scale, device=device)
+    concat = np.swapaxes(heads.output, 0, 1).reshape(qa.shape[0], -1)
+    if w_o is None:
+        wo = np.eye(concat.shape[1], dtype=concat.dtype)
+    else:
+        wo = to_numpy(w_o, "w_o")
+        check_finite(wo, "w_o")
+        if wo.ndim != 2 or wo.shape[0] != concat.shape[1]:
+            raise ValueError(f"w_o: expected ({concat.shape[1]}, d_out), got shape {wo.shape}")
+    output = concat @ wo
+    bo = None
+    if b_o is not None:
+        bo = to_numpy(b_o, "b_o").reshape(-1)
+        if bo.shape[0] != output.shape[1]:
+            raise ValueError(f"b_o: expected length {output.shape[1]}, got shape {bo.shape}")
+        output = output + bo
+    return MultiHeadSteps(num_heads, qh, kh, vh, heads, concat, wo, bo, output)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with ``W_q``, ``W_k``, ``W_v``, ``W_o`` as ``nn.Linear`` (lesson 2.3).
+
+    ``forward(query, key, value, mask=None) -> (output (B, Lq, d_model), weights (B, H, Lq, Lk))``.
+    ``mask``: bool or 0/1, numpy or torch, broadcastable to (B, H, Lq, Lk); True = may attend.
+    ``head_mask`` (H,), not saved with the weights: 0 switches a head's output off (ablation).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
+        super().__init__()
+        self.d_k = check_heads(d_model, num_heads)
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, d_model, bias=bias)
+        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)
+        self.register_buffer("head_mask", torch.ones(num_heads), persistent=False)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        b, length, _ = x.shape
+        return x.view(b, length, self.num_heads, self.d_k).transpose(1, 2)  # (B, H, L, d_k)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                mask: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        if query.dim() != 3 or key.dim() != 3 or value.dim() != 3:
+            raise ValueError(
+                f"query/key/value must be (B, L, d_model): got {tuple(query.shape)}, {tuple(key.shape)}, "
+                f"{tuple(value.shape)}"
+            )
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if t.shape[-1] != self.d_model:
+                raise ValueError(f"{name}: last dim must be d_model={self.d_model}, got shape {tuple(t.shape)}")
+        b, lq, _ = query.shape
+        q = self._split(self.W_q(query))
+        k = self._split(self.W_k(key))
+        v = self._split(self.W_v(value))
+        scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(self.d_k))  # (B, H, Lq, Lk)
+        m = mask_to_torch(mask, scores.device)
+        if m is not None:
+            try:
+                m = m.expand_as(scores) if m.dim() <= scores.dim() else m
+            except RuntimeError:
+                raise ValueError(
+                    f"mask of shape {tuple(m.shape)} does not broadcast to scores {tuple(scores.shape)}"
+                ) from None
+        weights = masked_softmax(scores, m)
+        heads = weights @ v  # (B, H, Lq, d_k)
+        heads = heads * self.head_mask.view(1, -1, 1, 1)
+        concat = heads.transpose(1, 2).reshape(b, lq, self.d_model)
+        return self.W_o(concat), weights
+
+    @torch.no_grad()
+    def explain(self, query: Any, key: Any = None, value: Any = None, mask: Any = None) -> MultiHeadSteps:
+        """The per-head steps for one sequence (L, d_model), in float64, equal to ``forward``'s numbers."""
+        key = query if key is None else key
+        value = key if value is None else value
+
+        def proj(lin: nn.Linear, x: Any, name: str) -> np.ndarray:
+            xa = to_numpy(x, name)
+            w = lin.weight.detach().cpu().double().numpy()
+            out = xa.astype(np.float64) @ w.T
+            if lin.bias is not None:
+                out = out + lin.bias.detach().cpu().double().numpy()
+            return out
+
+        q, k, v = proj(self.W_q, query, "query"), proj(self.W_k, key, "key"), proj(self.W_v, value, "value")
+        gate = self.head_mask.detach().cpu().double().numpy()
+        wo = self.W_o.weight.detach().cpu().double().numpy().T
+        bo = None if self.W_o.bias is None else self.W_o.bias.detach().cpu().double().numpy()
+        steps = multi_head_steps(q, k, v, self.num_heads, mask=mask)
+        if np.any(gate != 1):
+            concat = np.swapaxes(steps.heads.output * gate[:, None, None], 0, 1).reshape(q.shape[0], -1)
+        else:
+            concat = steps.concat
+        output = concat @ wo + (bo if bo is not None else 0.0)
+        return MultiHeadSteps(self.num_heads, steps.q_heads, steps.k_heads, steps.v_heads, steps.heads,
+                              concat, wo, bo, output)
