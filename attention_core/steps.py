@@ -84,6 +84,8 @@ def _prepare(q: Any, k: Any, v: Any, mask: Any, scale: Any):
         target = (*batch, lq, lk)
         try:
             full = np.broadcast_shapes(m.shape, target)
+            if full[-2:] != (lq, lk):
+                raise ValueError
         except ValueError:
             raise ValueError(
                 f"mask of shape {m.shape} does not broadcast to scores of shape {target}"

@@ -1,0 +1,89 @@
+"""Presets are recomputed from the documents' inputs; the core never imports Qt; devices are honest."""
+
+from __future__ import annotations
+
+import ast
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attention_core
+from attention_core import PRESET_NAMES, attention_steps, available_devices, get_preset, random_preset
+
+CORE = Path(attention_core.__file__).parent
+
+
+def test_presets_inputs_and_projections():
+    cat = get_preset("cat-sat-mat")
+    assert cat.query_tokens == ("cat", "sat", "mat") and cat.q.shape == (3, 4)
+    np.testing.assert_array_equal(cat.q, cat.x_q)  # identity projections
+    mag = get_preset("magnitude")
+    raw = attention_steps(mag.q, mag.k, mag.v, scale=1.0).scores[0]
+    # Q=[3,1]: K1=[1.5,.5] -> 5, K2=[4.5,1.5] -> 15, K3=[1,4] -> 7 (misaligned beats short-aligned)
+    np.testing.assert_allclose(raw, [5.0, 15.0, 7.0])
+    it = get_preset("it-animal-street")
+    w = attention_steps(it.q, it.k, it.v).weights[0]
+    e = np.exp(np.array([10.0, 7.0, 5.0]) / math.sqrt(2))
+    np.testing.assert_allclose(w, e / e.sum())
+    bank = get_preset("bank-river-loan")
+    assert bank.q[0] @ bank.k[1] == pytest.approx(0.5 * 0.2 + 0.3 * 0.9 + 0.8 * 0.1 + 0.2 * 0.3)
+    assert "loan" in bank.story  # the vectors make 'loan' the better match, and the story says so
+
+
+def test_lesson_random_matches_legacy_seeded_draw():
+    p = get_preset("lesson-random-4x8")
+    np.random.seed(42)
+    x = np.random.randn(4, 8)
+    w_q = np.random.randn(8, 8) * 0.1
+    np.testing.assert_allclose(p.x_q, x)
+    np.testing.assert_allclose(p.q, x @ w_q)
+    assert p.has_projections and p.self_attention
+
+
+def test_every_preset_computes_and_unknown_is_refused():
+    for name in PRESET_NAMES:
+        p = get_preset(name)
+        s = attention_steps(p.q, p.k, p.v)
+        assert s.weights.shape == (len(p.query_tokens), len(p.key_tokens)) and p.story
+    assert np.array_equal(random_preset(3).q, get_preset("random-3").q)
+    assert not np.array_equal(random_preset(3).q, random_preset(4).q)
+    with pytest.raises(ValueError, match="unknown preset"):
+        get_preset("nope")
+
+
+def test_core_never_imports_qt_or_pyqtgraph():
+    banned = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "shiboken6", "app")
+    offenders = []
+    for path in CORE.rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in banned]
+    assert offenders == []
+    code = ("import sys, attention_core as a; a.TinyTransformer; a.ReversalTrainer; a.save_checkpoint; "
+            "bad=[m for m in sys.modules if m.split('.')[0] in ('PySide6','pyqtgraph')]; print(bad); "
+            "sys.exit(1 if bad else 0)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_numpy_path_does_not_import_torch():
+    code = ("import sys, attention_core as a; a.attention_steps([[1.0]], [[1.0]], [[1.0]]); "
+            "a.get_preset('cat-sat-mat'); sys.exit(1 if 'torch' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_available_devices_starts_with_cpu():
+    import torch
+
+    devs = available_devices()
+    assert devs[0] == "cpu"
+    assert len(devs) == 1 + (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+    assert all(d.startswith("cuda:") for d in devs[1:])
