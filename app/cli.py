@@ -81,7 +81,8 @@ class _ProgressBar:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from attention_core.checkpoint import atomic_write, save_checkpoint
+    from attention_core.checkpoint import save_checkpoint
+    from attention_core.fileio import atomic_write
     from attention_core.training import ReversalTrainer, TrainConfig, write_history_csv
 
     overrides = {k: v for k, v in {

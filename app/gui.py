@@ -11,6 +11,9 @@ def make_application() -> object:
     """The QApplication with the names QSettings and platformdirs use."""
     from PySide6.QtWidgets import QApplication
 
+    from .qt_compat import protect_singletons
+
+    protect_singletons()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName("AttentionPlayground")
     app.setApplicationName("Attention Playground")
@@ -23,6 +26,15 @@ def make_application() -> object:
 def run(self_test_dir: str | None = None) -> int:
     """Show the window and enter the event loop. With ``self_test_dir`` (may be ""), render every view to PNG
     there, print the paths and exit 0 (1 if any render failed)."""
+    import os
+
+    headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if headless and not os.environ.get("QT_QPA_PLATFORM"):
+        if self_test_dir is None:
+            print("attention-playground: no display found (DISPLAY is not set). Start it with ./run.sh, which uses "
+                  "a virtual screen, or set QT_QPA_PLATFORM=offscreen.", file=sys.stderr)
+            return 2
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # the self-test renders to files; no screen needed
     app = make_application()
     from . import create_main_window
 

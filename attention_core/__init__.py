@@ -35,7 +35,7 @@ _LAZY = {
     "reversal_accuracy": "analysis", "sequence_accuracy": "analysis", "greedy_reverse": "analysis",
     "head_reversal_scores": "analysis", "probe_attention": "analysis",
     "save_checkpoint": "checkpoint", "load_checkpoint": "checkpoint", "CheckpointError": "checkpoint",
-    "atomic_write": "checkpoint",
+    "atomic_write": "fileio",
     "Preset": "presets", "PRESET_NAMES": "presets", "get_preset": "presets", "random_preset": "presets",
 }
 

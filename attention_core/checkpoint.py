@@ -7,14 +7,12 @@ package, or its tensors do not fit the config.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from .fileio import atomic_write
 from .model import ModelConfig, TinyTransformer
 
 FORMAT = "attention-playground/tiny-transformer"
@@ -23,25 +21,6 @@ FORMAT_VERSION = 1
 
 class CheckpointError(ValueError):
     """The file cannot be loaded as a TinyTransformer checkpoint; the message says why."""
-
-
-def atomic_write(path: str | Path, write: Callable[[Any], None], text: bool = False) -> None:
-    """Write through a temporary file in the same folder, then rename: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w" if text else "wb", **({"newline": "", "encoding": "utf-8"} if text else {})) as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def save_checkpoint(path: str | Path, model: TinyTransformer, extra: dict[str, Any] | None = None) -> None:

@@ -177,7 +177,7 @@ class TrainingControl:
 
 def write_history_csv(path: str | Path, reports: Sequence[TrainingReport]) -> None:
     """Metrics history, one row per report, atomically written."""
-    from .checkpoint import atomic_write
+    from .fileio import atomic_write
 
     rows = [list(TrainingReport.HISTORY_COLUMNS)] + [r.history_row() for r in reports]
 

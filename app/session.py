@@ -1,0 +1,52 @@
+"""Session files: JSON with a format name and a version, written atomically, refused with a reason if bad."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from attention_core.fileio import atomic_write
+
+from .state import PlaygroundState
+
+FORMAT = "attention-playground-session"
+VERSION = 1
+MAX_BYTES = 5_000_000
+
+
+class SessionError(ValueError):
+    """The file cannot be opened as a session; the message says why."""
+
+
+def save_session(path: str | Path, state: PlaygroundState) -> None:
+    text = json.dumps({"format": FORMAT, "version": VERSION, "state": state.snapshot()}, indent=1)
+    atomic_write(path, lambda fh: fh.write(text), text=True)
+
+
+def load_session(path: str | Path) -> PlaygroundState:
+    """Read and validate a session; the caller's current state is untouched if this raises."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise SessionError(f"{path.name}: too large for a session file ({path.stat().st_size} bytes)")
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SessionError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise SessionError(f"{path.name}: not a text file") from None
+    try:
+        data: Any = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SessionError(f"{path.name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SessionError(f"{path.name}: not an Attention Playground session (no '{FORMAT}' format field)")
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise SessionError(f"{path.name}: missing or invalid version field")
+    if version > VERSION:
+        raise SessionError(f"{path.name}: written by a newer version of the app (session version {version})")
+    try:
+        return PlaygroundState.from_snapshot(data.get("state"))
+    except ValueError as exc:
+        raise SessionError(f"{path.name}: {exc}") from None

@@ -1,0 +1,61 @@
+"""Typed access to QSettings (window layout, theme, recent files) and the user's data folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+APP_NAME = "AttentionPlayground"
+MAX_RECENT = 8
+
+
+def data_dir() -> Path:
+    """Where sessions, exports and models go by default (created on first use)."""
+    from platformdirs import user_data_dir
+
+    path = Path(user_data_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class Settings:
+    def __init__(self, qsettings: QSettings | None = None) -> None:
+        self.q = qsettings or QSettings()
+
+    @property
+    def theme(self) -> str:
+        value = str(self.q.value("ui/theme", "light"))
+        return value if value in ("light", "dark") else "light"
+
+    @theme.setter
+    def theme(self, value: str) -> None:
+        self.q.setValue("ui/theme", value)
+
+    def recent_files(self) -> list[str]:
+        value = self.q.value("files/recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or []) if Path(str(v)).exists()][:MAX_RECENT]
+
+    def add_recent(self, path: str) -> None:
+        files = [path] + [f for f in self.recent_files() if f != path]
+        self.q.setValue("files/recent", files[:MAX_RECENT])
+
+    def last_dir(self) -> str:
+        return str(self.q.value("files/last_dir", "") or data_dir())
+
+    def set_last_dir(self, path: str) -> None:
+        self.q.setValue("files/last_dir", str(Path(path).parent))
+
+    def geometry(self) -> QByteArray | None:
+        value = self.q.value("window/geometry")
+        return value if isinstance(value, QByteArray) else None
+
+    def window_state(self) -> QByteArray | None:
+        value = self.q.value("window/state")
+        return value if isinstance(value, QByteArray) else None
+
+    def save_window(self, geometry: QByteArray, state: QByteArray) -> None:
+        self.q.setValue("window/geometry", geometry)
+        self.q.setValue("window/state", state)

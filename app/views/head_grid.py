@@ -1,0 +1,377 @@
+"""A layer x head grid of attention maps for one probe sequence, sharing one colour bar.
+
+Each head shows its (2L x 2L) map (queries as rows, keys as columns, token labels on the axes), the cells the
+causal mask blocks (grey hatching), the causal boundary, and optionally the ideal anti-diagonal: circles on the
+cells (query L+p, key L-1-p), where a copying head puts its weight. Under each map: the head's reversal score,
+entropy and focus as numbers, and a sparkline of reversal score and focus over the steps so far.
+
+One pyqtgraph scene holds every map (cheap to redraw at 30 fps); one ``ColorBarItem`` with fixed levels [0, 1]
+drives all images, so equal colours mean equal weights across heads. Clicking a map emits ``headClicked``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from .heatmap import colormap
+
+REVERSAL_COLOR = "#d95f02"
+FOCUS_COLOR = "#1b6ac9"
+
+
+class _MapOverlay(pg.GraphicsObject):
+    """Paints blocked cells, the causal boundary, the anti-diagonal markers, highlighted rows and 'OFF'."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+        self.blocked: np.ndarray | None = None
+        self.marks: list[tuple[int, int]] = []
+        self.show_marks = True
+        self.show_boundary = True
+        self.highlight_row: int | None = None
+        self.disabled = False
+        self._hatch = QBrush(QColor(140, 140, 140), Qt.BrushStyle.BDiagPattern)
+        self._blocked_fill = QColor(228, 228, 228)
+
+    def set_content(self, n: int, blocked: np.ndarray | None, marks: list[tuple[int, int]]) -> None:
+        """``blocked``: None, or the causal mask's blocked cells (the strict upper triangle; painted as one
+        polygon)."""
+        if n != self.n:
+            self.prepareGeometryChange()
+        self.n, self.blocked, self.marks = n, blocked, marks
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        return QRectF(0, 0, max(self.n, 1), max(self.n, 1))
+
+    def paint(self, p: QPainter, *args: Any) -> None:
+        if self.n == 0:
+            return
+        tr = p.transform()
+        o = tr.map(QPointF(0, 0))
+        one = tr.map(QPointF(1, 1))
+        cw, ch = one.x() - o.x(), one.y() - o.y()
+        p.save()
+        p.resetTransform()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+
+        def cell(i: int, j: int) -> QRectF:
+            return QRectF(o.x() + j * cw, o.y() + i * ch, cw, ch).normalized()
+
+        n = self.n
+
+        def pt(x: float, y: float) -> QPointF:
+            return QPointF(o.x() + x * cw, o.y() + y * ch)
+
+        # the causal boundary: key k is in the query's past when k <= q; the future is a staircase-edged triangle
+        stairs = [pt(n, n - 1)]
+        for q in range(n - 1, 0, -1):
+            stairs += [pt(q, q), pt(q, q - 1)]
+        if self.blocked is not None:
+            # one filled polygon (not one rectangle per cell): the grid repaints up to 30 times a second
+            region = QPainterPath(pt(1, 0))
+            region.lineTo(pt(n, 0))
+            for point in stairs:
+                region.lineTo(point)
+            region.closeSubpath()
+            p.fillPath(region, self._blocked_fill)
+            p.fillPath(region, self._hatch)
+        if self.show_boundary:
+            line = QPainterPath(stairs[0])
+            for point in stairs[1:]:
+                line.lineTo(point)
+            p.setPen(QPen(QColor(60, 60, 60), 1.2, Qt.PenStyle.DashLine))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawPath(line)
+        if self.show_marks and self.marks:
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(QColor(0, 150, 255), max(1.2, min(abs(cw), abs(ch)) * 0.12)))
+            for q, k in self.marks:
+                r = cell(q, k)
+                d = min(r.width(), r.height()) * 0.62
+                p.drawEllipse(r.center(), d / 2, d / 2)
+        if self.highlight_row is not None and 0 <= self.highlight_row < self.n:
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(QColor(255, 0, 200), 2.0))
+            p.drawRect(QRectF(o.x(), o.y() + self.highlight_row * ch, self.n * cw, ch).normalized())
+        if self.disabled:
+            full = QRectF(o.x(), o.y(), self.n * cw, self.n * ch).normalized()
+            p.fillRect(full, QColor(255, 255, 255, 170))
+            font = QFont()
+            font.setBold(True)
+            font.setPointSizeF(max(9.0, min(20.0, full.height() / 6)))
+            p.setFont(font)
+            p.setPen(QColor(200, 0, 0))
+            p.drawText(full, Qt.AlignmentFlag.AlignCenter, "OFF")
+            p.setPen(QPen(QColor(200, 0, 0), 3))
+            p.drawRect(full)
+        p.restore()
+
+
+class _Cell:
+    """The items of one head: map plot, image, overlay, stats label, sparkline."""
+
+    def __init__(self, layer: int, head: int) -> None:
+        self.layer, self.head = layer, head
+        self.plot = pg.PlotItem()
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)
+        vb = self.plot.getViewBox()
+        vb.setDefaultPadding(0.0)
+        vb.enableAutoRange(enable=False)
+        vb.setAspectLocked(True)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.plot.addItem(self.image)
+        self.overlay = _MapOverlay()
+        self.plot.addItem(self.overlay)
+        font = QFont()
+        font.setPointSizeF(7.0)
+        for name in ("left", "bottom"):
+            ax = self.plot.getAxis(name)
+            ax.setStyle(tickLength=0, hideOverlappingLabels=True, tickTextOffset=2,
+                        textFillLimits=[(0, 0.55)])
+            ax.setTickFont(font)
+        if head > 0:  # query labels only on the first column: the maps get the room
+            self.plot.hideAxis("left")
+        self.plot.setMinimumSize(60, 60)
+        self.stats = pg.LabelItem(justify="center", size="8pt")
+        self.stats.setMinimumWidth(40)
+        self.spark = pg.PlotItem()
+        self.spark.setMenuEnabled(False)
+        self.spark.setMouseEnabled(x=False, y=False)
+        self.spark.hideButtons()
+        self.spark.hideAxis("left")
+        self.spark.hideAxis("bottom")
+        self.spark.setYRange(0, 1.05, padding=0)
+        self.spark.setMaximumHeight(34)
+        self.spark.setMinimumHeight(22)
+        self.spark.getViewBox().setBackgroundColor(QColor(246, 246, 246))
+        self.rev_curve = self.spark.plot(pen=pg.mkPen(REVERSAL_COLOR, width=1.6))
+        self.focus_curve = self.spark.plot(pen=pg.mkPen(FOCUS_COLOR, width=1.2))
+        self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((120, 120, 120), width=1))
+        self.spark.addItem(self.cursor_line)
+        self.values = np.zeros((0, 0))
+        self.labels: list[str] = []
+        self.stats_text = ""
+        # before any data: an empty square without numeric ticks (they would mean nothing)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTicks([[], []])
+        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        self.spark.setXRange(0, 1, padding=0)
+
+
+class HeadGrid(QWidget):
+    """Layer x head attention maps for the probe. ``values(layer, head)`` returns exactly what is shown.
+
+    Signals: ``headClicked(layer, head)`` (left click on a map, 0-based); ``cellHovered(layer, head, query,
+    key)`` (-1s when the pointer leaves every map).
+    """
+
+    headClicked = Signal(int, int)
+    cellHovered = Signal(int, int, int, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        layout.addWidget(self.graphics)
+        self._cells: dict[tuple[int, int], _Cell] = {}
+        self._shape = (0, 0)
+        self._seq_len = 0
+        self._causal = True
+        self._show_marks = True
+        self._disabled: set[tuple[int, int]] = set()
+        self._hover = (-1, -1, -1, -1)
+        self.colorbar: pg.ColorBarItem | None = None
+        self._placeholder: pg.LabelItem | None = None
+        self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+
+    # --- structure ---------------------------------------------------------------------------------------------
+    def show_message(self, text: str) -> None:
+        """Replace the grid by a one-line message (before any model exists)."""
+        self.graphics.clear()
+        self._cells.clear()
+        self._shape = (0, 0)
+        self.colorbar = None
+        self._placeholder = self.graphics.addLabel(text, size="11pt", color="#444444")
+
+    def set_shape(self, layers: int, heads: int) -> None:
+        """Rebuild the grid for a model with this many layers and heads (no-op when unchanged)."""
+        if (layers, heads) == self._shape:
+            return
+        self.graphics.clear()
+        self._cells.clear()
+        self._placeholder = None
+        gl = self.graphics.ci
+        gl.setSpacing(2)
+        for li in range(layers):
+            for h in range(heads):
+                c = _Cell(li, h)
+                self._cells[(li, h)] = c
+                gl.addItem(c.plot, row=3 * li, col=h)
+                gl.addItem(c.stats, row=3 * li + 1, col=h)
+                gl.addItem(c.spark, row=3 * li + 2, col=h)
+                c.plot.setTitle(self._title(li, h), size="9pt")
+        for li in range(layers):
+            gl.layout.setRowStretchFactor(3 * li, 10)
+            gl.layout.setRowStretchFactor(3 * li + 1, 0)
+            gl.layout.setRowStretchFactor(3 * li + 2, 1)
+        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap("weights"), interactive=False,
+                                        width=12, colorMapMenu=False, label="attention weight")
+        self.colorbar.setImageItem([c.image for c in self._cells.values()])
+        gl.addItem(self.colorbar, row=0, col=heads, rowspan=3 * layers)
+        self._shape = (layers, heads)
+        self._apply_disabled()
+
+    @staticmethod
+    def _title(layer: int, head: int, off: bool = False) -> str:
+        text = f"layer {layer + 1} · head {head + 1}"  # same length when off: a longer title widens the column
+        return f"<span style='color:#c00000'>{text}</span>" if off else text
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._shape
+
+    # --- data ----------------------------------------------------------------------------------------------------
+    def set_maps(self, weights: Sequence[np.ndarray], labels: Sequence[str], *, seq_len: int, causal: bool,
+                 reversal: np.ndarray | None = None, entropy: np.ndarray | None = None,
+                 focus: np.ndarray | None = None) -> None:
+        """Show per-layer (H, 2L, 2L) maps with token labels; the per-head numbers go under each map."""
+        layers, heads = len(weights), int(weights[0].shape[0])
+        self.set_shape(layers, heads)
+        n = int(weights[0].shape[-1])
+        blocked = ~np.tril(np.ones((n, n), dtype=bool)) if causal else None
+        marks = [(seq_len + p, seq_len - 1 - p) for p in range(seq_len) if seq_len + p < n]
+        geometry_changed = n != 2 * self._seq_len or causal != self._causal
+        self._seq_len, self._causal = seq_len, causal
+        # two tick levels: every other label first; pyqtgraph draws the second level only when it fits
+        all_ticks = [(i + 0.5, str(t)) for i, t in enumerate(labels)]
+        ticks = [all_ticks[0::2], all_ticks[1::2]]
+        for (li, h), c in self._cells.items():
+            vals = np.asarray(weights[li][h], dtype=np.float64)
+            c.values = vals.copy()
+            c.image.setImage(vals, autoLevels=False, levels=(0.0, 1.0))
+            if geometry_changed or c.image.width() != n:
+                c.image.setRect(QRectF(0, 0, n, n))
+                c.plot.getViewBox().setRange(xRange=(0, n), yRange=(0, n), padding=0)
+            c.overlay.set_content(n, blocked, marks)
+            c.overlay.show_marks = self._show_marks
+            if list(labels) != c.labels:
+                c.labels = list(labels)
+                c.plot.getAxis("bottom").setTicks(ticks)
+                c.plot.getAxis("left").setTicks(ticks)
+            if reversal is not None and entropy is not None and focus is not None:
+                text = (
+                    f"<span style='color:{REVERSAL_COLOR}'>rev {reversal[li, h]:.2f}</span> · "
+                    f"<span style='color:{FOCUS_COLOR}'>focus {focus[li, h]:.2f}</span><br>"
+                    f"entropy {entropy[li, h]:.2f} nats")
+                if text != c.stats_text:
+                    c.stats_text = text
+                    c.stats.setText(text, size="8pt")
+
+    def set_sparkline_cursor(self, step: float) -> None:
+        """Move the step marker of every sparkline (the step the maps show)."""
+        for c in self._cells.values():
+            if c.cursor_line.value() != step:
+                c.cursor_line.setValue(step)
+
+    def set_sparklines(self, steps: np.ndarray, reversal: np.ndarray, focus: np.ndarray,
+                       cursor_step: float | None = None, max_step: float | None = None) -> None:
+        """Reversal score and focus per head over ``steps``: arrays (n, layers, heads)."""
+        for (li, h), c in self._cells.items():
+            if len(steps) and reversal.ndim == 3 and li < reversal.shape[1] and h < reversal.shape[2]:
+                c.rev_curve.setData(steps, reversal[:, li, h])
+                c.focus_curve.setData(steps, focus[:, li, h])
+            else:
+                c.rev_curve.setData([], [])
+                c.focus_curve.setData([], [])
+            hi = max(1.0, float(max_step if max_step is not None else (steps[-1] if len(steps) else 1.0)))
+            c.spark.setXRange(0, hi, padding=0.02)
+            if cursor_step is not None:
+                c.cursor_line.setValue(cursor_step)
+
+    def values(self, layer: int, head: int) -> np.ndarray:
+        """The map currently displayed for this head (a copy)."""
+        return self._cells[(layer, head)].values.copy()
+
+    def labels(self) -> list[str]:
+        return list(next(iter(self._cells.values())).labels) if self._cells else []
+
+    def stats_text(self, layer: int, head: int) -> str:
+        return self._cells[(layer, head)].stats_text
+
+    def set_show_ideal(self, show: bool) -> None:
+        """Show or hide the ideal anti-diagonal markers."""
+        self._show_marks = bool(show)
+        for c in self._cells.values():
+            c.overlay.show_marks = self._show_marks
+            c.overlay.update()
+
+    def set_highlight_row(self, row: int | None) -> None:
+        for c in self._cells.values():
+            c.overlay.highlight_row = row
+            c.overlay.update()
+
+    def set_disabled_heads(self, heads: set[tuple[int, int]]) -> None:
+        """Grey out and label the heads that are switched off (ablated)."""
+        self._disabled = set(heads)
+        self._apply_disabled()
+
+    def _apply_disabled(self) -> None:
+        for (li, h), c in self._cells.items():
+            off = (li, h) in self._disabled
+            if c.overlay.disabled != off:
+                c.overlay.disabled = off
+                c.overlay.update()
+                c.plot.setTitle(self._title(li, h, off), size="9pt")
+
+    def map_item(self, layer: int, head: int) -> pg.PlotItem:
+        return self._cells[(layer, head)].plot
+
+    # --- mouse ---------------------------------------------------------------------------------------------------
+    def head_at(self, scene_pos: QPointF) -> tuple[int, int, int, int]:
+        """(layer, head, query, key) under a scene position, or -1s."""
+        for (li, h), c in self._cells.items():
+            vb = c.plot.getViewBox()
+            if vb.sceneBoundingRect().contains(scene_pos):
+                p = vb.mapSceneToView(scene_pos)
+                n = c.values.shape[0]
+                k, q = int(np.floor(p.x())), int(np.floor(p.y()))
+                if 0 <= q < n and 0 <= k < n:
+                    return li, h, q, k
+                return li, h, -1, -1
+        return -1, -1, -1, -1
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        hit = self.head_at(scene_pos)
+        if hit != self._hover:
+            self._hover = hit
+            self.cellHovered.emit(*hit)
+
+    def _on_mouse_clicked(self, event: Any) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        li, h, _, _ = self.head_at(event.scenePos())
+        if li >= 0:
+            event.accept()
+            self.headClicked.emit(li, h)
+
+    def leaveEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        if self._hover != (-1, -1, -1, -1):
+            self._hover = (-1, -1, -1, -1)
+            self.cellHovered.emit(-1, -1, -1, -1)
+        super().leaveEvent(event)

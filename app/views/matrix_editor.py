@@ -1,0 +1,225 @@
+"""A spreadsheet-like editor for one matrix of the state: type, Tab, paste, copy, Ctrl+drag to scrub.
+
+The table model never changes the state itself: it asks the window (``edit_requested``), which applies the edit
+through the undo stack and then refreshes. Text that is not a finite number is refused (``rejected``) and the old
+value stays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+
+from ..state import PlaygroundState, parse_number
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class MatrixTableModel(QAbstractTableModel):
+    """Shows ``state.matrices[name]``; edits go out as ``edit_requested(name, row, col, value)``."""
+
+    edit_requested = Signal(str, int, int, float)
+    rejected = Signal(str)
+
+    def __init__(self, state: PlaygroundState, name: str, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.state, self.name = state, name
+        self.highlight_rows: tuple[int, ...] = ()
+        self.highlight_cols: tuple[int, ...] = ()
+
+    def matrix(self) -> np.ndarray:
+        return self.state.matrices[self.name]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else self.matrix().shape[0]
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else self.matrix().shape[1]
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        v = float(self.matrix()[index.row(), index.column()])
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{v:.4g}".replace("-", "−")
+        if role == Qt.ItemDataRole.EditRole:
+            return repr(v)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{self.name}[{self.state.row_labels(self.name)[index.row()]}, {index.column()}] = {v!r}"
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole and (
+                index.row() in self.highlight_rows or index.column() in self.highlight_cols):
+            return QBrush(QColor(255, 0, 200, 60))
+        return None
+
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+            return False
+        try:
+            number = parse_number(value)
+        except ValueError as exc:
+            self.rejected.emit(f"{self.name}: {exc}; the old value is kept.")
+            return False
+        self.edit_requested.emit(self.name, index.row(), index.column(), number)
+        return True
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+                   ) -> Any:  # noqa: N802
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        labels = self.state.row_labels(self.name) if orientation == Qt.Orientation.Vertical else \
+            self.state.col_labels(self.name)
+        return labels[section] if section < len(labels) else None
+
+    def refresh(self) -> None:
+        """Re-read the state (shape or values changed)."""
+        self.beginResetModel()
+        self.endResetModel()
+
+    def set_highlight(self, rows: tuple[int, ...] = (), cols: tuple[int, ...] = ()) -> None:
+        if (rows, cols) != (self.highlight_rows, self.highlight_cols):
+            self.highlight_rows, self.highlight_cols = rows, cols
+            if self.rowCount() and self.columnCount():
+                self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1),
+                                      [Qt.ItemDataRole.BackgroundRole])
+
+
+class MatrixTable(QTableView):
+    """Keyboard-friendly table: Ctrl+C / Ctrl+V blocks, Ctrl+drag (or Ctrl+↑/↓) scrubs a value."""
+
+    paste_requested = Signal(str, int, int, object)  # name, row, col, block (np.ndarray)
+    scrub_requested = Signal(str, int, int, float, str)  # ..., merge key: one drag = one undo step
+    token_rename_requested = Signal(str, int)  # matrix name, row
+
+    SCRUB_PER_PIXEL = 0.01
+
+    def __init__(self, model: MatrixTableModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setModel(model)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ContiguousSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
+                             | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.setTabKeyNavigation(True)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setMinimumSectionSize(44)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.verticalHeader().setDefaultSectionSize(24)
+        self.verticalHeader().sectionDoubleClicked.connect(
+            lambda row: self.token_rename_requested.emit(model.name, row))
+        self._scrub: tuple[int, int, float, float] | None = None
+        self._drags = 0
+        self.setToolTip("Type a number and press Enter or Tab. Ctrl+drag left/right (or Ctrl+↑/↓) scrubs a value. "
+                        "Ctrl+C / Ctrl+V copy and paste blocks. Double-click a row name to rename the token.")
+
+    def matrix_model(self) -> MatrixTableModel:
+        return self.model()  # type: ignore[return-value]
+
+    # ---- copy / paste
+    def keyPressEvent(self, event: Any) -> None:  # noqa: N802
+        idx = self.currentIndex()
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            return
+        if event.matches(QKeySequence.StandardKey.Paste):
+            self.paste_text(QGuiApplication.clipboard().text())
+            return
+        if (event.modifiers() & Qt.KeyboardModifier.ControlModifier and idx.isValid()
+                and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down)):
+            step = 0.1 if event.key() == Qt.Key.Key_Up else -0.1
+            m = self.matrix_model()
+            old = float(m.matrix()[idx.row(), idx.column()])
+            self.scrub_requested.emit(m.name, idx.row(), idx.column(), round(old + step, 10),
+                                      f"nudge:{m.name}:{idx.row()}:{idx.column()}")
+            return
+        super().keyPressEvent(event)
+
+    def copy_selection(self) -> str:
+        sel = self.selectedIndexes() or ([self.currentIndex()] if self.currentIndex().isValid() else [])
+        if not sel:
+            return ""
+        rows = sorted({i.row() for i in sel})
+        cols = sorted({i.column() for i in sel})
+        m = self.matrix_model().matrix()
+        text = "\n".join("\t".join(repr(float(m[r, c])) for c in cols) for r in rows)
+        QGuiApplication.clipboard().setText(text)
+        return text
+
+    def paste_text(self, text: str) -> None:
+        """Paste a tab/space/comma-separated block at the current cell (refused whole if any cell is bad)."""
+        idx = self.currentIndex()
+        row, col = (idx.row(), idx.column()) if idx.isValid() else (0, 0)
+        m = self.matrix_model()
+        lines = [ln for ln in text.strip("\n").splitlines() if ln.strip()]
+        try:
+            block = [[parse_number(c) for c in (ln.split("\t") if "\t" in ln else ln.replace(";", " ").split())]
+                     for ln in lines]
+            if not block or len({len(r) for r in block}) != 1:
+                raise ValueError("the pasted text is not a rectangle of numbers")
+        except ValueError as exc:
+            m.rejected.emit(f"{m.name}: paste refused: {exc}; nothing was changed.")
+            return
+        self.paste_requested.emit(m.name, row, col, np.array(block, dtype=np.float64))
+
+    # ---- scrubbing
+    def mousePressEvent(self, event: Any) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.LeftButton and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            idx = self.indexAt(event.position().toPoint())
+            if idx.isValid():
+                start = float(self.matrix_model().matrix()[idx.row(), idx.column()])
+                self._scrub = (idx.row(), idx.column(), event.position().x(), start)
+                self._drags += 1
+                self.setCurrentIndex(idx)
+                return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: Any) -> None:  # noqa: N802
+        if self._scrub is not None:
+            r, c, x0, start = self._scrub
+            value = round(start + (event.position().x() - x0) * self.SCRUB_PER_PIXEL, 4)
+            name = self.matrix_model().name
+            self.scrub_requested.emit(name, r, c, value, f"drag{self._drags}:{name}:{r}:{c}")
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: Any) -> None:  # noqa: N802
+        if self._scrub is not None:
+            self._scrub = None
+            return
+        super().mouseReleaseEvent(event)
+
+
+class MatrixEditor(QWidget):
+    """A titled MatrixTable ("Q  (queries × d_k)")."""
+
+    def __init__(self, state: PlaygroundState, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = MatrixTableModel(state, name, self)
+        self.table = MatrixTable(self.model, self)
+        self.title = QLabel()
+        self.title.setObjectName("matrixTitle")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 2)
+        layout.setSpacing(2)
+        layout.addWidget(self.title)
+        layout.addWidget(self.table)
+        self.refresh()
+
+    def refresh(self) -> None:
+        st, name = self.model.state, self.model.name
+        rows, cols = st.shape_of(name)
+        role = {"Q": "queries", "K": "keys", "V": "values", "X": "tokens", "X_q": "query tokens",
+                "X_kv": "key/value tokens", "W_Q": "projection to Q", "W_K": "projection to K",
+                "W_V": "projection to V", "W_O": "multi-head output projection"}[name]
+        self.title.setText(f"<b>{name}</b>  {role} · {rows}×{cols}")
+        self.model.refresh()
+        height = self.table.horizontalHeader().height() + 24 * rows + 4
+        self.table.setMinimumHeight(min(height, 24 * 4 + 30))
+        self.table.setMaximumHeight(max(height, 60))

@@ -1,0 +1,166 @@
+"""Compare two recorded steps head by head, and show what switching heads off (ablation) does.
+
+``CompareView``: a table of every head at a baseline step (default: step 0, the untrained model) against the
+step shown in the grid: reversal score, entropy and focus, before, after and the change.
+``AblationView``: the instructions for clicking heads off, and the accuracy / probe output with and without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..training_state import HeadComparison
+
+COMPARE_HELP = (
+    "<b>rev</b>: share of test sequences where the query at position L+p (the one that predicts reversed token "
+    "p) has its highest weight on the mirrored input position L−1−p (1 = a perfect copying head). "
+    "<b>entropy</b> (nats) and <b>focus</b> (mean row maximum) are measured on the probe's L decoder queries: "
+    "entropy falls and focus rises as a head learns to look at one token."
+)
+
+
+class CompareView(QWidget):
+    """Per-head table: baseline step vs the shown step."""
+
+    baselineChanged = Signal(int)  # snapshot index of the baseline
+
+    COLUMNS = ("head", "rev", "entropy", "Δ ent.", "focus", "Δ focus")
+    TIPS = ("layer and head", "reversal score: baseline → shown step", "entropy in nats: baseline → shown step",
+            "change of entropy (negative: the head got sharper)", "focus: baseline → shown step",
+            "change of focus (positive: the head got sharper)")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("baseline: step"))
+        self.baseline = QSpinBox()
+        self.baseline.setRange(0, 0)
+        self.baseline.setToolTip("The step to compare against (0 = the untrained model).")
+        row.addWidget(self.baseline)
+        self.caption = QLabel("vs. the step shown in the grid")
+        self.caption.setWordWrap(True)
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        row.addWidget(self.caption, 1)
+        layout.addLayout(row)
+        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(self.COLUMNS))
+        for j, tip in enumerate(self.TIPS):
+            self.table.horizontalHeaderItem(j).setToolTip(tip)
+        # never force the panel wider: scroll inside the table instead
+        self.table.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        layout.addWidget(self.table, 1)
+        help_label = QLabel(COMPARE_HELP)
+        help_label.setWordWrap(True)
+        help_label.setStyleSheet("color:#444")
+        layout.addWidget(help_label)
+        self.baseline.valueChanged.connect(self.baselineChanged.emit)
+        self.rows: list[HeadComparison] = []
+
+    def set_steps(self, steps: Sequence[int]) -> None:
+        """The recorded steps (the spin box selects among their indices)."""
+        self.baseline.blockSignals(True)
+        self.baseline.setRange(0, max(0, len(steps) - 1))
+        self.baseline.blockSignals(False)
+
+    def set_rows(self, rows: Sequence[HeadComparison], before_step: int, after_step: int) -> None:
+        self.rows = list(rows)
+        self.caption.setText(f"vs. step {after_step} (shown in the grid); values: step {before_step} → "
+                             f"step {after_step}")
+        self.table.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            cells = [f"L{r.layer + 1} H{r.head + 1}", f"{r.reversal_before:.2f} → {r.reversal_after:.2f}",
+                     f"{r.entropy_before:.2f} → {r.entropy_after:.2f}", f"{r.entropy_change:+.2f}",
+                     f"{r.focus_before:.2f} → {r.focus_after:.2f}", f"{r.focus_change:+.2f}"]
+            for j, text in enumerate(cells):
+                item = self.table.item(i, j)
+                if item is None:
+                    item = QTableWidgetItem()
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    self.table.setItem(i, j, item)
+                item.setText(text)
+                if j in (3, 5):
+                    good = (r.entropy_change < -0.05) if j == 3 else (r.focus_change > 0.05)
+                    item.setForeground(QColor("#1a7f37") if good else QColor("#333333"))
+
+
+class AblationView(QWidget):
+    """How to ablate, and the effect of the heads currently switched off."""
+
+    restoreRequested = Signal()
+
+    HELP = ("<b>Click a head</b> in the grid to switch it off: its output is zeroed before the output "
+            "projection, the rest of the model is unchanged. Click it again to switch it back on. Ablation acts "
+            "on the model at its latest step while training is paused or stopped; training switches every head "
+            "back on before it continues. A single head often changes nothing — trained heads back each other "
+            "up; switch several off to see the copy break.")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        help_label = QLabel(self.HELP)
+        help_label.setWordWrap(True)
+        layout.addWidget(help_label)
+        self.result = QLabel("No head is switched off.")
+        self.result.setWordWrap(True)
+        self.result.setTextFormat(Qt.TextFormat.RichText)
+        self.result.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.result, 1)
+        self.restore_button = QPushButton("Switch every head back on")
+        self.restore_button.setEnabled(False)
+        layout.addWidget(self.restore_button)
+        self.restore_button.clicked.connect(self.restoreRequested.emit)
+
+    def set_result(self, info: dict[str, Any]) -> None:
+        """``info``: off (list of (layer, head)), base/now token and sequence accuracy, probe outputs, step."""
+        off = info.get("off", [])
+        self.restore_button.setEnabled(bool(off))
+        if not off:
+            self.result.setText(f"No head is switched off. Model at step {info.get('step', '?')}: exact-sequence "
+                                f"test accuracy {info.get('base_seq', float('nan')):.1%}, per-token "
+                                f"{info.get('base_tok', float('nan')):.1%}.")
+            return
+        names = ", ".join(f"layer {li + 1} head {h + 1}" for li, h in off)
+
+        def pct(v: float) -> str:
+            return f"{v:.1%}"
+
+        def delta(a: float, b: float) -> str:
+            color = "#b00020" if b < a - 0.005 else "#1a7f37" if b > a + 0.005 else "#444"
+            return f"<span style='color:{color}'>{(b - a) * 100:+.1f} pts</span>"
+
+        probe_in = info.get("probe_in", "")
+        probe_base, probe_now = info.get("probe_base", ""), info.get("probe_now", "")
+        changed = " <b style='color:#b00020'>(changed)</b>" if probe_base != probe_now else " (unchanged)"
+        self.result.setText(
+            f"<b>Switched off:</b> {names}<br>"
+            f"<table cellspacing='6'><tr><th></th><th align='right'>all heads</th><th align='right'>now</th>"
+            f"<th></th></tr>"
+            f"<tr><td>exact-sequence test accuracy (greedy)</td><td align='right'>{pct(info['base_seq'])}</td>"
+            f"<td align='right'><b>{pct(info['now_seq'])}</b></td><td>{delta(info['base_seq'], info['now_seq'])}"
+            f"</td></tr>"
+            f"<tr><td>per-token test accuracy (teacher-forced)</td><td align='right'>{pct(info['base_tok'])}</td>"
+            f"<td align='right'><b>{pct(info['now_tok'])}</b></td><td>{delta(info['base_tok'], info['now_tok'])}"
+            f"</td></tr></table>"
+            f"Probe {probe_in} → all heads: <b>{probe_base}</b>, now: <b>{probe_now}</b>{changed}")

@@ -1,0 +1,112 @@
+"""Live training curves: loss, and per-token / exact-sequence accuracy (train and test) against step.
+
+Two stacked pyqtgraph plots sharing the step axis. A vertical line marks the step shown in the head grid (the
+playback cursor), a dotted line the 99 % goal. Exact-sequence accuracy is measured by greedy generation (the
+model feeds back its own tokens); per-token test accuracy is teacher-forced (the true prefix is fed in). The two
+come apart when the causal mask is off: that is the leak the lesson warns about.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+SERIES = {
+    # key: (legend, colour, width, dash)
+    "loss": ("train loss (batch)", "#777777", 1.2, False),
+    "test_loss": ("test loss", "#1b6ac9", 2.0, False),
+    "train_accuracy": ("token, train batch", "#9a9a9a", 1.2, False),
+    "reversal_accuracy": ("token, test (teacher-forced)", "#1b6ac9", 2.0, False),
+    "train_sequence_accuracy": ("sequence, train (greedy)", "#d95f02", 1.4, True),
+    "sequence_accuracy": ("sequence, test (greedy)", "#d95f02", 2.6, False),
+}
+
+
+class TrainingPlots(QWidget):
+    """Loss and accuracy curves; ``set_series`` takes ``TrainingHistory.series()``."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        layout.addWidget(self.graphics)
+        self.loss_plot = self.graphics.addPlot(row=0, col=0)
+        self.acc_plot = self.graphics.addPlot(row=1, col=0)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        for plot, title, keys in (
+            (self.loss_plot, "Loss (cross-entropy, log scale)", ("loss", "test_loss")),
+            (self.acc_plot, "Accuracy: per token and exact sequence",
+             ("train_accuracy", "reversal_accuracy", "train_sequence_accuracy", "sequence_accuracy")),
+        ):
+            plot.setTitle(title, size="9pt", color="#222222")
+            plot.getAxis("left").setWidth(34)  # both plots align on the step axis
+            plot.setMenuEnabled(False)
+            plot.setMouseEnabled(x=False, y=False)
+            plot.hideButtons()
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            # accuracy rises early, so its lower right stays free; loss falls, so its upper right stays free
+            legend = plot.addLegend(offset=(-4, -4) if plot is self.acc_plot else (-4, 4), labelTextSize="7pt",
+                                    verSpacing=-8)
+            legend.setBrush(pg.mkBrush(255, 255, 255, 210))
+            if plot is self.acc_plot:
+                legend.setColumnCount(2)  # two short rows fit a short plot
+            for key in keys:
+                name, color, width, dash = SERIES[key]
+                pen = pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine)
+                self.curves[key] = plot.plot([], [], pen=pen, name=name, connect="finite")
+            plot.getAxis("bottom").setLabel("step")
+        self.loss_plot.setLogMode(y=True)
+        # fixed log ticks (1, 2, 5 per decade): pyqtgraph's own log ticks vanish within a decade and crowd across
+        major = [(float(e), f"{10.0 ** e:g}") for e in range(-6, 3)]
+        minor = [(float(np.log10(m * 10.0 ** e)), f"{m * 10.0 ** e:g}") for e in range(-6, 3) for m in (2, 5)]
+        self.loss_plot.getAxis("left").setTicks([major, minor])
+        self.loss_plot.setYRange(-3, 1, padding=0.02)  # log10 units: 0.001 .. 10 until data arrives
+        self.loss_plot.enableAutoRange(axis="y")
+        self.loss_plot.setXRange(0, 1, padding=0.02)
+        self.acc_plot.setYRange(0, 1.02, padding=0)
+        self.acc_plot.setXLink(self.loss_plot)
+        self.goal_line = pg.InfiniteLine(0.99, angle=0, pen=pg.mkPen("#2a9d3a", width=1, style=Qt.PenStyle.DotLine))
+        self.acc_plot.addItem(self.goal_line)
+        self.cursor_lines = []
+        for plot in (self.loss_plot, self.acc_plot):
+            line = pg.InfiniteLine(0, angle=90, pen=pg.mkPen("#c000a0", width=1.2))
+            plot.addItem(line)
+            self.cursor_lines.append(line)
+        self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def set_series(self, series: dict[str, np.ndarray], max_step: float | None = None) -> None:
+        """Update every curve from ``TrainingHistory.series()``; the x axis spans 0..max_step."""
+        steps, eval_steps = series.get("step", np.zeros(0)), series.get("eval_step", np.zeros(0))
+        for key, curve in self.curves.items():
+            x = eval_steps if key in ("test_loss", "reversal_accuracy", "sequence_accuracy",
+                                      "train_sequence_accuracy") else steps
+            y = series.get(key, np.zeros(0))
+            if key in ("loss", "test_loss"):
+                ok = np.isfinite(y) & (y > 0)
+                x, y = x[ok], y[ok]
+            self._data[key] = (np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+            curve.setData(x, y)
+        hi = max_step if max_step is not None else (float(steps[-1]) if len(steps) else 1.0)
+        self.loss_plot.setXRange(0, max(1.0, hi), padding=0.02)
+
+    def set_cursor(self, step: float) -> None:
+        for line in self.cursor_lines:
+            line.setValue(step)
+
+    def data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """(x, y) currently plotted for a series key (tests read it)."""
+        return self._data.get(key, (np.zeros(0), np.zeros(0)))
+
+    def clear(self) -> None:
+        for curve in self.curves.values():
+            curve.setData([], [])
+        self._data.clear()
+
+    def export_item(self) -> Any:
+        return self.graphics.ci

@@ -1,0 +1,186 @@
+"""Try it: type a sequence, watch the model reverse it greedily, token by token, and see which input each
+output step attended to (one head at a time, rows = output steps, columns = the positions it could see).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..training_state import TryItResult, token_labels
+from .heatmap import HeatmapWidget
+
+
+class TryItView(QWidget):
+    """Input line + greedy result + one head's attention per output step. The panel computes the result."""
+
+    requested = Signal(str)  # the typed text; the panel parses it and calls set_result / set_error
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        row = QHBoxLayout()
+        self.input = QLineEdit()
+        self.input.setPlaceholderText("e.g. 3 7 2 9 4 5")
+        self.input.setToolTip("Tokens to reverse, separated by spaces (2 .. vocabulary-1).")
+        self.run_button = QPushButton("Reverse")
+        self.run_button.setToolTip("Greedy generation: the model writes the reversed sequence one token at a "
+                                   "time, feeding back its own tokens.")
+        self.animate_button = QPushButton("▶ token by token")
+        row.addWidget(QLabel("input"))
+        row.addWidget(self.input, 1)
+        row.addWidget(self.run_button)
+        row.addWidget(self.animate_button)
+        layout.addLayout(row)
+        self.result_label = QLabel("Train (or load) a model, then type a sequence and press Reverse. While "
+                                   "training runs, this tab refreshes when you pause or when the run ends.")
+        self.result_label.setWordWrap(True)
+        self.result_label.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.result_label)
+        row2 = QHBoxLayout()
+        row2.addWidget(QLabel("attention of"))
+        self.head_combo = QComboBox()
+        self.head_combo.setToolTip("Which head's attention to show for each output step.")
+        row2.addWidget(self.head_combo, 1)
+        row2.addWidget(QLabel("output step"))
+        self.step_slider = QSlider(Qt.Orientation.Horizontal)
+        self.step_slider.setToolTip("Reveal the generation up to this output token.")
+        row2.addWidget(self.step_slider, 2)
+        layout.addLayout(row2)
+        self.heatmap = HeatmapWidget(title="")
+        self.heatmap.set_show_numbers(True)
+        self.heatmap.setVisible(False)  # shown with the first result: an empty heatmap says nothing
+        self.heatmap.setMinimumHeight(190)
+        layout.addWidget(self.heatmap, 1)
+        self.explain = QLabel()
+        self.explain.setWordWrap(True)
+        self.explain.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.explain)
+        layout.addStretch(0)
+        self.result: TryItResult | None = None
+        self.step: int | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(700)
+        self._timer.timeout.connect(self._advance)
+        self.run_button.clicked.connect(lambda: self.requested.emit(self.input.text()))
+        self.input.returnPressed.connect(lambda: self.requested.emit(self.input.text()))
+        self.animate_button.clicked.connect(self.animate)
+        self.head_combo.currentIndexChanged.connect(self._redraw)
+        self.step_slider.valueChanged.connect(self._redraw)
+
+    def set_heads(self, layers: int, heads: int) -> None:
+        """Offer every head of a model with this shape (keeps the selection when the shape is unchanged)."""
+        items = [f"layer {li + 1} · head {h + 1}" for li in range(layers) for h in range(heads)]
+        if [self.head_combo.itemText(i) for i in range(self.head_combo.count())] == items:
+            return
+        self.head_combo.blockSignals(True)
+        self.head_combo.clear()
+        for li in range(layers):
+            for h in range(heads):
+                self.head_combo.addItem(f"layer {li + 1} · head {h + 1}", (li, h))
+        self.head_combo.setCurrentIndex(len(items) - 1 if items else 0)  # the last layer copies, usually
+        self.head_combo.blockSignals(False)
+
+    def selected_head(self) -> tuple[int, int]:
+        data = self.head_combo.currentData()
+        return tuple(data) if data is not None else (0, 0)  # type: ignore[return-value]
+
+    def set_result(self, result: TryItResult, step: int | None = None) -> None:
+        """Show a generation; ``step`` says which training step the model was at."""
+        animating = self._timer.isActive()
+        self.step = step
+        self.result = result
+        self.heatmap.setVisible(True)
+        L = len(result.inputs)
+        self.step_slider.blockSignals(True)
+        self.step_slider.setRange(0, L - 1)
+        if not animating:
+            self.step_slider.setValue(L - 1)
+        self.step_slider.blockSignals(False)
+        self._redraw()
+
+    def set_error(self, message: str) -> None:
+        self.result_label.setText(f"<span style='color:#b00020'>{message}</span>")
+
+    def animate(self) -> None:
+        """Reveal the output one token at a time."""
+        if self.result is None:
+            self.requested.emit(self.input.text())
+            if self.result is None:
+                return
+        self.step_slider.setValue(0)
+        self._timer.start()
+
+    def _advance(self) -> None:
+        if self.step_slider.value() >= self.step_slider.maximum():
+            self._timer.stop()
+            return
+        self.step_slider.setValue(self.step_slider.value() + 1)
+
+    def _redraw(self, *_: Any) -> None:
+        r = self.result
+        if r is None or self.head_combo.count() == 0:
+            return
+        L = len(r.inputs)
+        upto = self.step_slider.value()
+        li, h = self.selected_head()
+        if li >= len(r.step_weights[0]) or h >= r.step_weights[0][li].shape[0]:
+            return
+        vals, blocked = r.matrix(li, h)
+        blocked[upto + 1:, :] = True  # not generated yet
+        vals[upto + 1:, :] = 0.0
+        seq = r.sequence
+        cols = [f"{lab}" for lab in token_labels(seq[: 2 * L])]
+        rows = [f"out {p + 1}: {tok}" if p <= upto else f"out {p + 1}: ?" for p, tok in
+                enumerate(token_labels(r.generated))]
+        self.heatmap.set_data(vals, rows, cols, blocked=blocked, kind="weights", row_sums=False,
+                              title=f"layer {li + 1} · head {h + 1}, per output step",
+                              row_title="", col_title="position it could see (key)")
+        self.heatmap.set_highlight(cells=[(p, L - 1 - p) for p in range(upto + 1)])
+        self.heatmap.set_selected((upto, int(vals[upto].argmax())))
+        at = f" <span style='color:#555'>(model at step {self.step})</span>" if self.step is not None else ""
+        self.result_label.setText(_result_html(r, upto) + at)
+        p = upto
+        k = int(vals[p].argmax())
+        mirrored = L - 1 - p
+        verdict = ("the mirrored input: the copy the task needs" if k == mirrored else
+                   f"not the mirrored input (position {mirrored})")
+        self.explain.setText(
+            f"Output {p + 1} (<b>{token_labels([r.generated[p]])[0]}</b>): the query at position {L + p} put "
+            f"<b>{vals[p, k]:.2f}</b> on position {k} (<b>{token_labels([seq[k]])[0]}</b>), {verdict}. "
+            f"<span style='color:#c000a0'>Magenta</span>: mirrored inputs; "
+            f"<span style='color:#0090e0'>blue</span>: this head's strongest key.")
+
+
+def _result_html(r: TryItResult, upto: int) -> str:
+    parts = []
+    for p, (g, ok) in enumerate(zip(r.generated, r.correct)):
+        if p > upto:
+            parts.append("<span style='color:#aaa'>·</span>")
+        else:
+            color = "#1a7f37" if ok else "#b00020"
+            parts.append(f"<b style='color:{color}'>{token_labels([g])[0]}</b>")
+    done = upto >= len(r.generated) - 1
+    verdict = ""
+    if done:
+        verdict = (" <b style='color:#1a7f37'>✓ reversed exactly</b>" if all(r.correct)
+                   else f" <b style='color:#b00020'>✗ {r.correct.count(False)} wrong</b>")
+    return (f"input {' '.join(token_labels(r.inputs))} → model: {' '.join(parts)}{verdict}"
+            f"<br><span style='color:#555'>expected {' '.join(token_labels(r.expected))}</span>")
+
+
+def format_tokens(tokens: Sequence[int]) -> str:
+    return " ".join(str(int(t)) for t in tokens)
