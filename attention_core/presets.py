@@ -78,7 +78,7 @@ def _magnitude() -> Preset:
     story = (f"The magnitude problem: K3 points elsewhere yet scores {raw[2]:g} > K1's {raw[0]:g}; K2, "
              f"aligned and long, scores {raw[1]:g}. V is the identity, so the output row is the weights.")
     return Preset("magnitude", "the magnitude problem (lesson 004)", story, ("Q",),
-                  ("K1 short", "K2 long", "K3 misaligned"), q, k, v, source="004 'L03 Self-Attention'")
+                  ("K1 short", "K2 long", "K3 off-axis"), q, k, v, source="004 'L03 Self-Attention'")
 
 
 def _bank_river_loan() -> Preset:

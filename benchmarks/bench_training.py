@@ -31,7 +31,7 @@ def main() -> None:
     p.add_argument("--target", type=float, default=0.99)
     p.add_argument("--lesson-eval-every", type=int, default=10)
     args = p.parse_args()
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, device {args.device}, "
+    print(f"torch {torch.__version__}, training threads {TrainConfig().cpu_threads}, device {args.device}, "
           f"target {args.target:.0%} greedy exact-sequence test accuracy (500 held-out sequences)")
     print(f"{'recipe':<34} {'seed':>4} {'steps':>6} {'train s':>8} {'wall s':>7} {'seq acc':>8} {'best head':>9}")
     rows: dict[str, list[dict[str, float]]] = {"defaults": [], "lesson": []}

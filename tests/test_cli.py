@@ -70,7 +70,7 @@ def test_export_png_and_svg(tmp_path):
 
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
-    assert "K3 misaligned" in svg.read_text()
+    assert "K3 off-axis" in svg.read_text()
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
