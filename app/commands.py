@@ -38,3 +38,34 @@ class StateCommand(QUndoCommand):
             self.after = other.after
             return True
         return False
+
+
+class CellCommand(QUndoCommand):
+    """One cell of one matrix: the hot path of typing and scrubbing, without whole-state snapshots.
+
+    Consecutive scrub steps with the same ``merge_key`` (one drag of one cell) merge into one undo step.
+    """
+
+    def __init__(self, state: PlaygroundState, name: str, row: int, col: int, old: float, new: float,
+                 on_change: Callable[[], None], merge_key: str | None = None) -> None:
+        super().__init__(f"Edit {name}[{row}, {col}]")
+        self.state, self.name, self.row, self.col = state, name, row, col
+        self.old, self.new = old, new
+        self.on_change, self.merge_key = on_change, merge_key
+
+    def redo(self) -> None:
+        self.state.set_cell(self.name, self.row, self.col, self.new)
+        self.on_change()
+
+    def undo(self) -> None:
+        self.state.set_cell(self.name, self.row, self.col, self.old)
+        self.on_change()
+
+    def id(self) -> int:  # noqa: A003 (Qt API)
+        return _MERGE_ID if self.merge_key else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802
+        if isinstance(other, CellCommand) and other.merge_key and other.merge_key == self.merge_key:
+            self.new = other.new
+            return True
+        return False

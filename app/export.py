@@ -28,6 +28,9 @@ def ensure_application() -> Any:
     from .qt_compat import protect_singletons
 
     protect_singletons()
+    from .qt_compat import protect_singletons
+
+    protect_singletons()  # shiboken6 6.12.0 on Python 3.11: see app/qt_compat.py
     app = QApplication.instance()
     if app is None:
         if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith(
@@ -172,6 +175,7 @@ def _render_widget(widget: Any, path: Path, title: str = "") -> None:
         buf.open(QIODevice.OpenModeFlag.WriteOnly)
         gen = QSvgGenerator()
         gen.setOutputDevice(buf)
+        gen.setResolution(round(widget.logicalDpiX()))  # same px-per-pt as on screen, or text shifts and shrinks
         gen.setSize(QSize(w, h))
         gen.setViewBox(QRect(0, 0, w, h))
         gen.setTitle(title or "Attention Playground")

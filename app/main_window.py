@@ -7,6 +7,7 @@ built when first opened and GPUs are detected in the background after the window
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Callable
@@ -36,7 +37,7 @@ from PySide6.QtWidgets import (
 from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
 from . import __version__
-from .commands import StateCommand
+from .commands import CellCommand, StateCommand
 from .explain import explain
 from .resources import read_style, resource_path
 from .session import SessionError, load_session, save_session
@@ -53,10 +54,19 @@ MODE_CHOICES = (("qkv", "self", "Q, K, V directly"),
                 ("projection", "cross", "X_q, X_kv → Q, K, V (cross)"))
 
 
+def _set_visible(widget: QWidget, visible: bool) -> None:
+    """setVisible only on change: re-showing a shown widget still costs a layout pass on every edit."""
+    if widget.isHidden() == visible:
+        widget.setVisible(visible)
+
+
 class MainWindow(QMainWindow):
     devices_found = Signal(list)
 
     def __init__(self, settings: QSettings | None = None, preset: str = "cat-sat-mat") -> None:
+        from .qt_compat import protect_singletons
+
+        protect_singletons()  # idempotent; covers scripts that build their own QApplication (see app/qt_compat.py)
         super().__init__()
         self.settings = Settings(settings)
         self.state = PlaygroundState()
@@ -68,6 +78,7 @@ class MainWindow(QMainWindow):
         self._training_panel: Any = None
         self._shown_once = False
         self._editor_shapes: dict[str, tuple[int, int]] = {}
+        self.device_thread: threading.Thread | None = None  # lists GPUs (imports torch) after the window shows
         self.confirm_on_close = True  # test fixtures and scripts set False: close without the unsaved-changes prompt
 
         self.setWindowTitle("Attention Playground[*]")
@@ -83,10 +94,12 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self._build_menus()
         self.devices_found.connect(self.controls.set_devices)
-        self.undo_stack.cleanChanged.connect(lambda clean: self.setWindowModified(not clean))
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.resize(1280, 800)
         if (geom := self.settings.geometry()) is not None:
             self.restoreGeometry(geom)
+        if (split := self.settings.splitter_state()) is not None:
+            self.splitter.restoreState(split)
         self.set_theme(self.settings.theme, save=False)
         self.refresh()
 
@@ -145,6 +158,7 @@ class MainWindow(QMainWindow):
             lv.addWidget(ed)
             self.editors[name] = ed
         self.derived_title = QLabel("<b>Derived</b>  Q = X·W_Q, K = X·W_K, V = X·W_V (read-only)")
+        self.derived_title.setWordWrap(True)  # an unwrapped label would widen the panel past its scroll area
         lv.addWidget(self.derived_title)
         self.derived: dict[str, HeatmapWidget] = {}
         for name in ("Q", "K", "V"):
@@ -173,7 +187,7 @@ class MainWindow(QMainWindow):
         self.multihead = MultiHeadView()
         self.view_tabs.addTab(self.pipeline, "Steps")
         self.view_tabs.addTab(self.multihead, "Multi-head")
-        self.view_tabs.currentChanged.connect(lambda _i: self._draw())
+        self.view_tabs.currentChanged.connect(self._on_view_tab_changed)
         cv.addWidget(self.view_tabs, 1)
         self.explain_label = QLabel("Hover over any cell to see where its number comes from; click to pin it.")
         self.explain_label.setObjectName("explainLabel")
@@ -259,6 +273,9 @@ class MainWindow(QMainWindow):
         menu.addAction(act)
         return act
 
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.setWindowModified(not clean)
+
     # ================================================================== edits
     def apply(self, text: str, fn: Callable[[PlaygroundState], Any], merge_key: str | None = None) -> bool:
         """Run ``fn`` on the state as one undoable step; a ValueError is shown and changes nothing."""
@@ -279,7 +296,22 @@ class MainWindow(QMainWindow):
         return True
 
     def set_cell(self, name: str, row: int, col: int, value: float, merge_key: str | None = None) -> bool:
-        return self.apply(f"Edit {name}[{row}, {col}]", lambda s: s.set_cell(name, row, col, value), merge_key)
+        """One cell edit as one undo step (scrubs with the same ``merge_key`` merge); bad values are refused."""
+        try:
+            m = self.state.matrices[name]
+            if not (0 <= row < m.shape[0] and 0 <= col < m.shape[1]):
+                raise ValueError(f"{name}: cell ({row}, {col}) is outside the {m.shape[0]}×{m.shape[1]} matrix")
+            if not math.isfinite(value):
+                raise ValueError(f"{name}[{row}, {col}]: {value} is not a finite number")
+        except (KeyError, ValueError) as exc:
+            self.show_error(str(exc))
+            return False
+        old = float(m[row, col])
+        if old == value:
+            return True
+        self.clear_error()
+        self.undo_stack.push(CellCommand(self.state, name, row, col, old, float(value), self.refresh, merge_key))
+        return True
 
     def _on_cell_edit(self, name: str, row: int, col: int, value: float) -> None:
         self.set_cell(name, row, col, value)
@@ -350,19 +382,18 @@ class MainWindow(QMainWindow):
             names = st.matrix_names()
             for name, ed in self.editors.items():
                 visible = name in names
-                ed.setVisible(visible)
+                _set_visible(ed, visible)
                 if visible:
                     shape = (*st.shape_of(name), tuple(st.row_labels(name)))
                     if self._editor_shapes.get(name) != shape:
                         ed.refresh()
                         self._editor_shapes[name] = shape
                     else:
-                        m = ed.model
-                        m.dataChanged.emit(m.index(0, 0), m.index(m.rowCount() - 1, m.columnCount() - 1))
+                        ed.model.sync()  # repaints only the cells that changed
             projection = st.mode == "projection"
-            self.derived_title.setVisible(projection)
+            _set_visible(self.derived_title, projection)
             for hm in self.derived.values():
-                hm.setVisible(projection)
+                _set_visible(hm, projection)
             for dim, spin in self.dim_spins.items():
                 spin.setValue(st.dims[dim])
             self.dim_spins["d_model"].setEnabled(projection)
@@ -373,7 +404,7 @@ class MainWindow(QMainWindow):
             self.key_tokens_edit.setText(" ".join(st.key_tokens))
             self.key_tokens_edit.setEnabled(not st.tied_tokens)
             self.story_label.setText(st.story)
-            self.story_label.setVisible(bool(st.story))
+            _set_visible(self.story_label, bool(st.story))
             try:
                 self.result = st.compute()
             except ValueError as exc:
@@ -408,6 +439,11 @@ class MainWindow(QMainWindow):
             f"{s.scores.shape[1]} keys · d_k={s.d_k} · d_v={s.output.shape[1]} · scale {s.scale:.4g}")
         if self.pinned is not None:
             self._explain(*self.pinned)
+
+    def _on_view_tab_changed(self, _index: int) -> None:
+        # the explanation bar serves the step views; the multi-head view needs the height more
+        _set_visible(self.explain_label, self.view_tabs.currentWidget() is not self.multihead)
+        self._draw()
 
     # ================================================================== explain
     def _on_hover(self, view: str, i: int, j: int) -> None:
@@ -445,7 +481,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"⚠ {message}", 8000)
 
     def clear_error(self) -> None:
-        self.error_label.hide()
+        _set_visible(self.error_label, False)
 
     # ================================================================== theme
     def set_theme(self, theme: str, save: bool = True) -> None:
@@ -548,6 +584,7 @@ class MainWindow(QMainWindow):
         if self._training_panel is not None and hasattr(self._training_panel, "shutdown"):
             self._training_panel.shutdown()
         self.settings.save_window(self.saveGeometry(), self.saveState())
+        self.settings.set_splitter_state(self.splitter.saveState())
         event.accept()
 
     # ================================================================== export
@@ -599,7 +636,11 @@ class MainWindow(QMainWindow):
         if not self._shown_once:
             self._shown_once = True
             # after the first paint settles: listing GPUs imports torch (~2.5 s), in the background
-            QTimer.singleShot(1000, lambda: threading.Thread(target=self._detect_devices, daemon=True).start())
+            QTimer.singleShot(1000, self._start_device_detection)
+
+    def _start_device_detection(self) -> None:
+        self.device_thread = threading.Thread(target=self._detect_devices, name="detect-devices", daemon=True)
+        self.device_thread.start()
 
     def _detect_devices(self) -> None:
         try:

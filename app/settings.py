@@ -59,3 +59,10 @@ class Settings:
     def save_window(self, geometry: QByteArray, state: QByteArray) -> None:
         self.q.setValue("window/geometry", geometry)
         self.q.setValue("window/state", state)
+
+    def splitter_state(self) -> QByteArray | None:
+        value = self.q.value("window/splitter")
+        return value if isinstance(value, QByteArray) else None
+
+    def set_splitter_state(self, state: QByteArray) -> None:
+        self.q.setValue("window/splitter", state)

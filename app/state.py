@@ -120,9 +120,8 @@ class PlaygroundState:
         for name in MATRIX_SHAPES:
             shape = self.shape_of(name)
             old = self.matrices.get(name)
-            new = np.zeros(shape)
-            if old is None and name.startswith("W_"):
-                new = np.eye(*shape)
+            # projections grow as the identity would (a new dimension passes straight through); data grows zeros
+            new = np.eye(*shape) if name.startswith("W_") else np.zeros(shape)
             if old is not None:
                 r, c = min(old.shape[0], shape[0]), min(old.shape[1], shape[1])
                 new[:r, :c] = old[:r, :c]
@@ -321,7 +320,7 @@ class PlaygroundState:
         """
         if self.num_heads <= 1:
             return result
-        from attention_core.multihead import multi_head_steps
+        from attention_core.heads import multi_head_steps
 
         heads = multi_head_steps(result.q, result.k, result.v, self.num_heads, w_o=self.matrices["W_O"],
                                  mask=result.mask, scale=self.scale(self.dims["d_k"] // self.num_heads),

@@ -946,7 +946,8 @@ class TrainingPanel(QWidget):
         metadata, which is what Load reads) plus ``NAME.json``, the same config for people and other tools."""
         import json
 
-        from attention_core.checkpoint import atomic_write, save_checkpoint
+        from attention_core.checkpoint import save_checkpoint
+        from attention_core.fileio import atomic_write
 
         path = Path(path)
         with self.model_access() as trainer:

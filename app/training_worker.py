@@ -14,7 +14,6 @@ worker's own event loop is busy running ``run()``, so queued slots would never b
 from __future__ import annotations
 
 import gc
-import sys
 import threading
 import time
 import traceback
@@ -25,9 +24,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from .training_state import Snapshot, eta_seconds
-
 from .qt_compat import protect_singletons  # noqa: F401  (re-exported for the panel and its tests)
+from .training_state import Snapshot, eta_seconds
 
 
 class TrainingWorker(QObject):

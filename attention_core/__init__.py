@@ -25,8 +25,8 @@ from .metrics import attention_entropy, focus_score
 from .steps import AttentionSteps, attention, attention_steps
 
 _LAZY = {
-    "MultiHeadAttention": "multihead", "MultiHeadSteps": "multihead", "multi_head_steps": "multihead",
-    "parameter_count": "multihead", "split_heads": "multihead",
+    "MultiHeadAttention": "multihead", "MultiHeadSteps": "heads", "multi_head_steps": "heads",
+    "parameter_count": "heads", "split_heads": "heads", "check_heads": "heads",
     "TinyTransformer": "model", "ModelConfig": "model",
     "generate_reversal_data": "tasks", "make_reversal_example": "tasks", "token_labels": "tasks",
     "SEP": "tasks", "PAD": "tasks",

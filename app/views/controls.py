@@ -185,7 +185,8 @@ class ControlsPanel(QWidget):
                 self.padding_boxes.append(b)
         for b, keep in zip(self.padding_boxes, state.padding_keep):
             b.setChecked(keep)
-        self.padding_row.setVisible(state.mask_mode == "padding")
+        if self.padding_row.isHidden() == (state.mask_mode == "padding"):
+            self.padding_row.setVisible(state.mask_mode == "padding")
 
     def show_saturation(self, state: PlaygroundState, result: Result) -> None:
         s = result.steps
@@ -197,9 +198,12 @@ class ControlsPanel(QWidget):
                 continue
             n_allowed = int(np.isfinite(s.masked[i]).sum())
             max_ent = math.log(n_allowed) if n_allowed > 1 else 0.0
-            rows.append(f"{tok}: max {s.weights[i].max():.2f} · H {ent[i]:.2f} of {max_ent:.2f}")
+            rows.append(f"{tok}: max {s.weights[i].max():.2f} · H {max(float(ent[i]), 0.0) + 0.0:.2f} of {max_ent:.2f}"
+                        + (" (only one key allowed)" if n_allowed == 1 else ""))
         more = "" if len(state.query_tokens) <= 8 else f"<br>… {len(state.query_tokens) - 8} more rows"
-        peak = float(np.max(s.weights)) if s.weights.size else 0.0
+        # a row with a single allowed key is 1.0 by construction, not saturated: judge rows with a choice
+        choice = np.isfinite(s.masked).sum(axis=-1) > 1
+        peak = float(np.max(s.weights[choice])) if s.weights.size and choice.any() else 0.0
         verdict = ("<b>saturated</b>: softmax is nearly one-hot, gradients vanish" if peak > 0.95 else
                    "<b>spread</b>: weights are near uniform" if peak < 1.5 / max(s.weights.shape[1], 1) else
                    "balanced")

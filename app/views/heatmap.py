@@ -77,6 +77,23 @@ def elide(label: str, n: int = MAX_LABEL_CHARS) -> str:
     return label if len(label) <= n else label[: n - 1] + "…"
 
 
+def _let_title_overflow(label: Any) -> None:
+    """pyqtgraph makes a title's text width the plot's minimum width, so a long title in a narrow widget pushes
+    the colour bar out of view. Keep the height rule, drop the width rule: the title may overflow instead."""
+
+    def update_min() -> None:
+        bounds = label.itemRect()
+        label.setMinimumWidth(0)
+        label.setMinimumHeight(bounds.height())
+        size = {Qt.SizeHint.MinimumSize: (0, bounds.height()),
+                Qt.SizeHint.PreferredSize: (bounds.width(), bounds.height()),
+                Qt.SizeHint.MaximumSize: (-1, -1), Qt.SizeHint.MinimumDescent: (0, 0)}
+        label._sizeHint = size
+        label.updateGeometry()
+
+    label.updateMin = update_min
+
+
 class _CellOverlay(pg.GraphicsObject):
     """Paints cell numbers, blocked-cell hatching, highlights and group separators over the image."""
 
@@ -85,6 +102,10 @@ class _CellOverlay(pg.GraphicsObject):
         self.rows = 0
         self.cols = 0
         self.texts: list[list[str]] = []
+        self._values = np.zeros((0, 0))
+        self._image = np.zeros((0, 0))
+        self._levels = (-1.0, 1.0)
+        self._kind = "signed"
         self.text_dark: np.ndarray = np.zeros((0, 0), dtype=bool)  # True: draw dark text on this cell
         self.blocked: np.ndarray | None = None
         self.max_text_chars = 0
@@ -100,17 +121,28 @@ class _CellOverlay(pg.GraphicsObject):
         self._hatch = QBrush(QColor(120, 120, 120), Qt.BrushStyle.BDiagPattern)
         self._blocked_fill = QColor(215, 215, 215)
 
-    def set_content(self, texts: list[list[str]], text_dark: np.ndarray, blocked: np.ndarray | None) -> None:
-        shape_changed = (len(texts), len(texts[0]) if texts else 0) != (self.rows, self.cols)
-        if shape_changed:
+    def set_content(self, values: np.ndarray, image: np.ndarray, levels: tuple[float, float], kind: str,
+                    blocked: np.ndarray | None) -> None:
+        """New numbers; their strings and text colours are worked out at paint time, only if cells can hold them."""
+        if values.shape != (self.rows, self.cols):
             self.prepareGeometryChange()
-        self.rows = len(texts)
-        self.cols = len(texts[0]) if texts else 0
-        self.texts = texts
-        self.text_dark = text_dark
+        self.rows, self.cols = values.shape
+        self._values, self._image, self._levels, self._kind = values, image, levels, kind
+        self.texts = []
         self.blocked = blocked
-        self.max_text_chars = max((len(t) for row in texts for t in row), default=0)
+        self.max_text_chars = 1 if values.size else 0
         self.update()
+
+    def _format(self) -> None:
+        """Cell strings and whether each needs dark text (light cells) or light text (dark cells)."""
+        vals, img, (lo, hi) = self._values, self._image, self._levels
+        self.texts = [[format_value(v) for v in row] for row in vals.tolist()]
+        self.max_text_chars = max((len(t) for row in self.texts for t in row), default=0)
+        norm = (img - lo) / (hi - lo)
+        rgb = colormap(self._kind).map(np.clip(norm, 0, 1).ravel(), mode="float")
+        lum = (0.299 * rgb[:, 0] + 0.587 * rgb[:, 1] + 0.114 * rgb[:, 2]).reshape(vals.shape)
+        dark = lum > 0.5
+        self.text_dark = dark | self.blocked if self.blocked is not None else dark
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
         return QRectF(0, 0, max(self.cols, 1), max(self.rows, 1))
@@ -150,6 +182,8 @@ class _CellOverlay(pg.GraphicsObject):
                 p.drawLine(QPointF(origin.x(), y), QPointF(origin.x() + self.cols * cw, y))
         # numbers, when they fit
         acw, ach = abs(cw), abs(ch)
+        if self.show_numbers and self.max_text_chars and ach >= 11 and acw >= 14 and not self.texts:
+            self._format()
         if self.show_numbers and self.max_text_chars and ach >= 11 and acw >= 14:
             size = max(6.5, min(11.0, ach * 0.38, acw / (0.62 * self.max_text_chars + 0.6)))
             self._font.setPointSizeF(size)
@@ -240,6 +274,7 @@ class HeatmapWidget(QWidget):
             ax = self.plot.getAxis(name)
             ax.setStyle(tickLength=0, autoExpandTextSpace=True, hideOverlappingLabels=True)
         self.plot.getAxis("right").setStyle(tickLength=0)
+        vb.sigResized.connect(self._on_view_resized)
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -247,6 +282,7 @@ class HeatmapWidget(QWidget):
         if context_menu:
             self.graphics.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             self.graphics.customContextMenuRequested.connect(self._show_context_menu)
+        _let_title_overflow(self.plot.titleLabel)
         self.apply_theme(dark)
         if title:
             self.plot.setTitle(title)
@@ -292,15 +328,7 @@ class HeatmapWidget(QWidget):
         if shape_changed:
             self.plot.getViewBox().setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
             self._current = None
-        # text and its colour (dark text on light cells)
-        norm = (img - levels[0]) / (levels[1] - levels[0])
-        rgb = colormap(kind).map(np.clip(norm, 0, 1).ravel(), mode="float")
-        lum = (0.299 * rgb[:, 0] + 0.587 * rgb[:, 1] + 0.114 * rgb[:, 2]).reshape(vals.shape)
-        dark = lum > 0.5
-        if blk is not None:
-            dark = dark | blk
-        texts = [[format_value(v) for v in row] for row in vals.tolist()]
-        self.overlay.set_content(texts, dark, self._blocked)
+        self.overlay.set_content(self._values, img, levels, kind, self._blocked)
         labels_changed = list(row_labels) != self._row_labels or list(col_labels) != self._col_labels
         rs = (kind == "weights") if row_sums is None else row_sums
         if labels_changed or shape_changed or rs != self._row_sums:
@@ -401,11 +429,17 @@ class HeatmapWidget(QWidget):
         fm = QFontMetricsF(self.font())
         width = max(self.plot.getViewBox().width(), 60.0)
         height = max(self.plot.getViewBox().height(), 60.0)
-        col_w = max((fm.horizontalAdvance(elide(c)) for c in cols), default=10.0) + 8
-        stride_c = max(1, math.ceil(col_w / (width / max(len(cols), 1))))
+        per_col = width / max(len(cols), 1)
+        col_w = max((fm.horizontalAdvance(elide(c)) for c in cols), default=10.0) + 5
+        stride_c = max(1, math.ceil(col_w / per_col))
+        col_text = [elide(c) for c in cols]
+        if stride_c > 1 and per_col - 5 >= fm.horizontalAdvance("ab…"):
+            # every key keeps a label: shorten them ("because" -> "bec…") rather than skip some
+            col_text = [fm.elidedText(c, Qt.TextElideMode.ElideRight, per_col - 5) for c in cols]
+            stride_c = 1
         stride_r = max(1, math.ceil((fm.height() + 2) / (height / max(len(rows), 1))))
         self.plot.getAxis("bottom").setTicks(
-            [[(j + 0.5, elide(c)) for j, c in enumerate(cols) if j % stride_c == 0], []])
+            [[(j + 0.5, t) for j, t in enumerate(col_text) if j % stride_c == 0], []])
         self.plot.getAxis("left").setTicks(
             [[(i + 0.5, elide(r)) for i, r in enumerate(rows) if i % stride_r == 0], []])
         self._stride_r = stride_r
@@ -426,6 +460,15 @@ class HeatmapWidget(QWidget):
             else:
                 ticks.append((i + 0.5, f"Σ {s:.3f}"))
         self.plot.getAxis("right").setTicks([ticks, []])
+
+    def _on_view_resized(self, *_args: Any) -> None:
+        """Tick strides depend on the cells' size in pixels, known only once pyqtgraph has laid the plot out."""
+        size = (round(self.plot.getViewBox().width()), round(self.plot.getViewBox().height()))
+        if size != getattr(self, "_tick_size", None) and (self._row_labels or self._col_labels):
+            self._tick_size = size
+            self._update_ticks()
+            if self._row_sums:
+                self._update_row_sums()
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802
         super().resizeEvent(event)

@@ -19,6 +19,20 @@ from ..state import PlaygroundState, parse_number
 Index = QModelIndex | QPersistentModelIndex
 
 
+def short_number(v: float) -> str:
+    """At most ~6 characters so a 58 px column never elides: 3 decimals below 10, 2 below 100, else 4 digits."""
+    if abs(v) >= 100:
+        s = f"{v:.4g}"
+    elif v != 0 and abs(v) < 0.0005:
+        s = f"{v:.0e}"  # tiny but not zero: say so
+    else:
+        s = f"{v:.3f}" if abs(v) < 10 else f"{v:.2f}"
+        s = s.rstrip("0").rstrip(".") if "." in s else s
+        if s in ("-0", ""):
+            s = "0"
+    return s.replace("-", "−")
+
+
 class MatrixTableModel(QAbstractTableModel):
     """Shows ``state.matrices[name]``; edits go out as ``edit_requested(name, row, col, value)``."""
 
@@ -30,6 +44,9 @@ class MatrixTableModel(QAbstractTableModel):
         self.state, self.name = state, name
         self.highlight_rows: tuple[int, ...] = ()
         self.highlight_cols: tuple[int, ...] = ()
+        self._shown = self.matrix().copy()  # what the view last showed: sync() repaints only what changed
+        self._row_labels = state.row_labels(name)
+        self._col_labels = state.col_labels(name)
 
     def matrix(self) -> np.ndarray:
         return self.state.matrices[self.name]
@@ -45,7 +62,7 @@ class MatrixTableModel(QAbstractTableModel):
             return None
         v = float(self.matrix()[index.row(), index.column()])
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{v:.4g}".replace("-", "−")
+            return short_number(v)  # full precision in the tooltip and while editing
         if role == Qt.ItemDataRole.EditRole:
             return repr(v)
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -75,14 +92,29 @@ class MatrixTableModel(QAbstractTableModel):
                    ) -> Any:  # noqa: N802
         if role != Qt.ItemDataRole.DisplayRole:
             return None
-        labels = self.state.row_labels(self.name) if orientation == Qt.Orientation.Vertical else \
-            self.state.col_labels(self.name)
+        labels = self._row_labels if orientation == Qt.Orientation.Vertical else self._col_labels
         return labels[section] if section < len(labels) else None
 
     def refresh(self) -> None:
-        """Re-read the state (shape or values changed)."""
+        """Re-read the state (shape, labels or values changed)."""
         self.beginResetModel()
+        self._shown = self.matrix().copy()
+        self._row_labels = self.state.row_labels(self.name)
+        self._col_labels = self.state.col_labels(self.name)
         self.endResetModel()
+
+    def sync(self) -> None:
+        """Announce only the cells whose value changed since the last sync (a full reset when the shape did)."""
+        current = self.matrix()
+        if current.shape != self._shown.shape:
+            self.refresh()
+            return
+        changed = np.argwhere(current != self._shown)
+        if changed.size:
+            (r0, c0), (r1, c1) = changed.min(axis=0), changed.max(axis=0)
+            self._shown = current.copy()
+            self.dataChanged.emit(self.index(int(r0), int(c0)), self.index(int(r1), int(c1)),
+                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole])
 
     def set_highlight(self, rows: tuple[int, ...] = (), cols: tuple[int, ...] = ()) -> None:
         if (rows, cols) != (self.highlight_rows, self.highlight_cols):
@@ -108,8 +140,10 @@ class MatrixTable(QTableView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
                              | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.setTabKeyNavigation(True)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.horizontalHeader().setMinimumSectionSize(44)
+        # fixed widths: ResizeToContents would re-measure every cell on every edit (100 ms for 16x64)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.horizontalHeader().setMinimumSectionSize(36)
+        self.horizontalHeader().setDefaultSectionSize(58)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.verticalHeader().setDefaultSectionSize(24)
         self.verticalHeader().sectionDoubleClicked.connect(
@@ -220,6 +254,7 @@ class MatrixEditor(QWidget):
                 "W_V": "projection to V", "W_O": "multi-head output projection"}[name]
         self.title.setText(f"<b>{name}</b>  {role} · {rows}×{cols}")
         self.model.refresh()
-        height = self.table.horizontalHeader().height() + 24 * rows + 4
-        self.table.setMinimumHeight(min(height, 24 * 4 + 30))
-        self.table.setMaximumHeight(max(height, 60))
+        # header + rows + room for a horizontal scroll bar, so the last row is never half hidden
+        height = self.table.horizontalHeader().sizeHint().height() + 24 * rows + 6 + 16
+        self.table.setMinimumHeight(min(height, 24 * 6 + 48))
+        self.table.setMaximumHeight(height)

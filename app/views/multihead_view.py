@@ -42,10 +42,10 @@ class MultiHeadView(QWidget):
         self.w_o = HeatmapWidget(title="W_O")
         self.output = HeatmapWidget(title="Output = Concat · W_O")
         for hm in self.split_maps.values():
-            hm.setMinimumSize(220, 190)
+            hm.setMinimumSize(200, 160)
             self.rows[0].addWidget(hm)
         for hm in (self.concat, self.w_o, self.output):
-            hm.setMinimumSize(220, 190)
+            hm.setMinimumSize(200, 160)
             self.rows[2].addWidget(hm)
         self._dark = False
         self._layout_heads = -1
@@ -63,12 +63,12 @@ class MultiHeadView(QWidget):
             hm.deleteLater()
         self.head_maps = [HeatmapWidget(title=f"head {i + 1}: weights", dark=self._dark) for i in range(h)]
         for hm in self.head_maps:
-            hm.setMinimumSize(160 if h > 4 else 200, 190)
+            hm.setMinimumSize(160 if h > 4 else 200, 160)
             self.rows[1].addWidget(hm)
         self._layout_heads = h
 
     def show_result(self, state: PlaygroundState, result: Result) -> None:
-        from attention_core.multihead import parameter_count  # imports torch: only once this view is shown
+        from attention_core.heads import parameter_count
 
         h = state.num_heads
         d_model = state.dims["d_k"]
@@ -79,7 +79,8 @@ class MultiHeadView(QWidget):
                      f"Q and K (and {state.dims['d_v'] // max(h, 1)} of V's {state.dims['d_v']}) and scales by "
                      f"1/√{d_head}. A full layer's parameters (W_Q, W_K, W_V, W_O, each {d_model}×{d_model}, "
                      f"+ biases): 4·{d_model}² + 4·{d_model} = <b>{params}</b> for {h} head{'s' if h > 1 else ''}, "
-                     f"exactly the same as one big head ({one}): heads split the width, they add no parameters.")
+                     f"exactly the same as one big head ({one}): heads split the width, they add no parameters. "
+                     "Black lines mark head boundaries; W_O is editable on the left.")
         if result.heads is None:
             self.info.setText(head_text + "<br><i>Choose 2 or more heads in the Heads control (right) to see the "
                               "split.</i>")
@@ -96,7 +97,7 @@ class MultiHeadView(QWidget):
             hm = self.split_maps[name]
             hm.set_data(mat, rows, [f"{prefix}{j}" for j in range(mat.shape[1])], kind="signed",
                         title=f"{name} split into {h} heads", row_title="query" if name == "Q" else "key",
-                        col_title="column (| = head boundary)")
+                        col_title="column")
             hm.set_column_groups(h)
         for i in range(h):
             blk = None if blocked is None else np.broadcast_to(blocked, mh.heads.weights.shape)[i]
@@ -105,10 +106,10 @@ class MultiHeadView(QWidget):
         dv = mh.concat.shape[1]
         cols = [f"c{j}" for j in range(dv)]
         self.concat.set_data(mh.concat, q_tok, cols, kind="signed", title="Concat(head outputs)",
-                             row_title="query", col_title="head 1 | head 2 | …")
+                             row_title="query", col_title="head outputs side by side")
         self.concat.set_column_groups(h)
         self.w_o.set_data(mh.w_o, cols, [f"o{j}" for j in range(mh.w_o.shape[1])], kind="signed",
-                          title="W_O (edit it on the left)", row_title="concat dim", col_title="output dim")
+                          title="W_O", row_title="concat dim", col_title="output dim")
         self.output.set_data(mh.output, q_tok, [f"o{j}" for j in range(mh.output.shape[1])], kind="signed",
                              title="Output = Concat · W_O", row_title="query", col_title="output dim")
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings
 
+from app.qt_compat import protect_singletons
+
+protect_singletons()  # shiboken6 6.12.0 on Python 3.11 drops references to None; see app/qt_compat.py
+
 
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):

@@ -270,6 +270,5 @@ def test_launch_does_not_import_torch():
             "from app.gui import make_application\nfrom app import create_main_window\n"
             "a = make_application(); w = create_main_window(); w.show(); a.processEvents()\n"
             "code = 3 if 'torch' in sys.modules else 0\n"
-            "w.confirm_on_close = False; w.close(); del w\n"
-            "sys.exit(code)")
+            "sys.stdout.flush(); os._exit(code)\n")  # skip interpreter teardown: only the import matters here
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0

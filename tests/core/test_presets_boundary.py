@@ -76,7 +76,8 @@ def test_core_never_imports_qt_or_pyqtgraph():
 
 def test_numpy_path_does_not_import_torch():
     code = ("import sys, attention_core as a; a.attention_steps([[1.0]], [[1.0]], [[1.0]]); "
-            "a.get_preset('cat-sat-mat'); sys.exit(1 if 'torch' in sys.modules else 0)")
+            "a.get_preset('cat-sat-mat'); a.multi_head_steps([[1.0, 2.0]], [[1.0, 2.0]], [[1.0, 2.0]], 2); "
+            "a.parameter_count(4, 2); sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
