@@ -630,6 +630,10 @@ class MainWindow(QMainWindow):
     def _on_tab_changed(self, index: int) -> None:
         if self.tabs.widget(index) is self._training_holder:
             QTimer.singleShot(0, lambda: self.training_panel)
+        if index == 0:
+            self._draw()  # the status line describes the playground's last computation
+        else:
+            self.statusBar().showMessage("Training: the reversal task of lesson 2.3 (see the panel's set-up)")
 
     def showEvent(self, event: Any) -> None:  # noqa: N802
         super().showEvent(event)

@@ -186,8 +186,13 @@ class _CellOverlay(pg.GraphicsObject):
             self._format()
         if self.show_numbers and self.max_text_chars and ach >= 11 and acw >= 14:
             size = max(6.5, min(11.0, ach * 0.38, acw / (0.62 * self.max_text_chars + 0.6)))
+            longest = max((t for row in self.texts for t in row), key=len, default="")
             self._font.setPointSizeF(size)
             fm = QFontMetricsF(self._font)
+            while size > 6.5 and fm.horizontalAdvance(longest) > acw - 3:  # shrink before giving up on numbers
+                size -= 0.5
+                self._font.setPointSizeF(size)
+                fm = QFontMetricsF(self._font)
             widest = max((fm.horizontalAdvance(t) for row in self.texts for t in row), default=0.0)
             if widest <= acw - 3 and fm.height() <= ach:
                 p.setFont(self._font)
