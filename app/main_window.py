@@ -696,5 +696,10 @@ class MainWindow(QMainWindow):
         path = out_dir / "window.png"
         self.grab().save(str(path))
         written.append(path)
-        written += list(self.training_panel.self_test(out_dir))
+        panel = self.training_panel
+        self.tabs.setCurrentWidget(panel)  # a tab that was never shown has no layout: show it before rendering
+        for _ in range(3):
+            QApplication.processEvents()
+        written += list(panel.self_test(out_dir))
+        self.tabs.setCurrentIndex(0)
         return written
