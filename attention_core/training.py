@@ -34,7 +34,8 @@ class TrainConfig:
 
     The lesson's recipe is ``TrainConfig.lesson_recipe()`` (Adam 3e-4, batch 128, 100 epochs).
     ``steps`` (if set) overrides ``epochs``; an epoch is one pass over ``train_size`` samples.
-    ``eval_every``: evaluate test/train metrics every N steps (the probe snapshot is taken every step).
+    ``eval_every``: evaluate test/train metrics every N steps (the probe snapshot is taken every step). An
+    evaluation (greedy generation over the 500 test and ``train_eval_size`` train sequences) costs ~15 train steps.
     ``cpu_threads``: torch's intra-op threads for a CPU run, set process-wide when the trainer is built (None leaves
     torch's setting). This model is tiny: with 1 thread a step is as fast on an idle machine and 5-10x faster on a
     busy one, where torch's default of one thread per core spins waiting for the others.
@@ -51,8 +52,8 @@ class TrainConfig:
     steps: int | None = None
     train_size: int = 5000
     test_size: int = 500
-    eval_every: int = 2
-    train_eval_size: int = 200
+    eval_every: int = 3
+    train_eval_size: int = 100
     seed: int = 0
     device: str = "cpu"
     causal: bool = True
