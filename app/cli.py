@@ -145,7 +145,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     steps = attention_steps(preset.q, preset.k, preset.v, mask=mask, scale=args.scale)
     values = getattr(steps, view)
     rows = list(preset.query_tokens)
-    cols = list(preset.key_tokens) if view != "output" else [f"d{j}" for j in range(values.shape[1])]
+    cols = list(preset.key_tokens) if view != "output" else [f"v{j}" for j in range(values.shape[1])]
     title = f"{VIEW_TITLES[view]} — {preset.name}"
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
     from .export import export_heatmap
