@@ -189,7 +189,7 @@ def main() -> int:
             if str(out) not in proc.stdout:
                 raise Failure(f"export did not print the written path (stdout {proc.stdout.strip()!r})")
             values = getattr(steps, view)
-            cols = list(preset.key_tokens) if view != "output" else [f"d{j}" for j in range(values.shape[1])]
+            cols = list(preset.key_tokens) if view != "output" else [f"v{j}" for j in range(values.shape[1])]
             worst = compare_csv(out, values, list(preset.query_tokens), cols)
             notes.append(f"{view} {values.shape[0]}x{values.shape[1]} max |diff| {worst:.1e}")
         return "; ".join(notes) + " (tolerance 1e-12)"

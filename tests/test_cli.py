@@ -56,8 +56,8 @@ def test_export_csv_numbers_equal_core(tmp_path, view):
     s = attention_steps(p.q, p.k, p.v)
     expected = getattr(s, view)
     assert [row[0] for row in rows[1:]] == list(p.query_tokens)
-    if view != "output":
-        assert rows[0][1:] == list(p.key_tokens)
+    expected_cols = list(p.key_tokens) if view != "output" else [f"v{j}" for j in range(p.v.shape[1])]
+    assert rows[0][1:] == expected_cols
     np.testing.assert_allclose(np.array([[float(x) for x in row[1:]] for row in rows[1:]]), expected, rtol=1e-12)
 
 
