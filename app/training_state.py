@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from attention_core.metrics import attention_entropy, focus_score
+from attention_core.vocab import SEP, token_labels  # noqa: F401  (re-exported for the panel)
 
 SPEEDS: tuple[tuple[str, float | None], ...] = (
     ("1 step/s", 1.0),
@@ -34,12 +35,6 @@ SPEEDS: tuple[tuple[str, float | None], ...] = (
 (live) or at the recorded pace (replay)."""
 
 DEFAULT_SPEED_INDEX = 2  # 5 steps/s: the default run (79 steps) takes ~16 s, slow enough to watch
-
-
-def token_labels(sequence: Sequence[int]) -> list[str]:
-    """SEP/PAD by name, other tokens as numbers (same as ``attention_core.tasks.token_labels``, torch-free)."""
-    names = {1: "SEP", 0: "PAD"}
-    return [names.get(int(t), str(int(t))) for t in sequence]
 
 
 def mirrored_cells(seq_len: int) -> list[tuple[int, int]]:
@@ -396,7 +391,7 @@ def greedy_with_attention(model: Any, inputs: Sequence[int], causal: bool = True
     from attention_core.masks import causal_mask
 
     dev = next(model.parameters()).device
-    seq = [int(t) for t in inputs] + [1]
+    seq = [int(t) for t in inputs] + [SEP]
     weights_per_step: list[list[np.ndarray]] = []
     was_training = model.training
     model.eval()

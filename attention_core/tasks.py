@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import torch
 
-PAD = 0
-SEP = 1
+from .vocab import PAD, SEP, token_labels  # noqa: F401  (part of this module's public names)
 
 
 def generate_reversal_data(num_samples: int, seq_len: int, vocab_size: int, seed: int | None = None
@@ -32,9 +31,3 @@ def make_reversal_example(tokens: list[int] | torch.Tensor) -> torch.Tensor:
     if t.numel() == 0 or bool((t < 2).any()):
         raise ValueError(f"input tokens must be non-empty and >= 2 (0 = PAD, 1 = SEP): {t.tolist()}")
     return torch.cat([t, torch.tensor([SEP]), t.flip(0)])
-
-
-def token_labels(sequence: list[int] | torch.Tensor) -> list[str]:
-    """Readable labels for a token sequence: SEP and PAD by name, other tokens as numbers."""
-    names = {SEP: "SEP", PAD: "PAD"}
-    return [names.get(int(t), str(int(t))) for t in torch.as_tensor(sequence).reshape(-1)]
