@@ -113,8 +113,9 @@ def export_heatmap(path: str | Path, values: Any, row_labels: Sequence[str], col
         widget.set_column_groups(col_groups)
         _render_widget(widget, path, title=title)
     finally:
-        widget.close()
-        widget.deleteLater()
+        from .qt_compat import delete_now
+
+        delete_now(widget)  # deleteLater never runs without an event loop (the CLI), leaving it for the exit hook
 
 
 def _lay_out(widget: Any) -> None:

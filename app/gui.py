@@ -37,11 +37,18 @@ def run(self_test_dir: str | None = None) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # the self-test renders to files; no screen needed
     app = make_application()
     from . import create_main_window
+    from .qt_compat import delete_now
 
+    if self_test_dir is not None:
+        from .training_panel import TrainingPanel
+
+        TrainingPanel.warm_up_torch = False
     window = create_main_window()
     window.show()
     if self_test_dir is None:
-        return app.exec()
+        code = app.exec()
+        delete_now(window, flush=True)  # see qt_compat: deleting it in PySide's exit hook can segfault
+        return code
     out = Path(self_test_dir) if self_test_dir else Path(tempfile.mkdtemp(prefix="attention-self-test-"))
     app.processEvents()
     written = window.self_test(out)
@@ -50,4 +57,5 @@ def run(self_test_dir: str | None = None) -> int:
     ok = bool(written) and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in written)
     window.setWindowModified(False)
     window.close()
+    delete_now(window, flush=True)
     return 0 if ok else 1

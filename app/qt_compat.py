@@ -1,4 +1,12 @@
-"""A guard against a reference-count bug of shiboken6 6.12.0 on CPython < 3.12.
+"""Workarounds for PySide6 bugs: a reference-count guard for shiboken6 6.12.0, and an orderly window teardown.
+
+Teardown: PySide deletes every C++ object still owned by a Python wrapper in an ``atexit`` hook, in no fixed
+order. A pyqtgraph item deleted there can be re-parented by its parent's destructor, which calls a Python
+override during interpreter finalisation; shiboken then crashes in ``PepException_GetArgs`` (SIGSEGV at exit, in
+~20 % of runs that close the window soon after opening it; seen in CI). ``delete_now`` deletes a widget tree while
+the interpreter is healthy, so nothing of it is left for that hook.
+
+Reference counts:
 
 shiboken 6.12.0 returns ``None`` from every void C++ call (``setText``, ``update``, ``processEvents`` …) and
 ``True`` from ``Signal.emit`` without taking a new reference. From Python 3.12 these objects are immortal; on 3.11
@@ -37,3 +45,23 @@ def protect_singletons(force: bool = False) -> bool:
         ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 40
     _PROTECTED = True
     return True
+
+
+def delete_now(widget: object | None, *, flush: bool = False) -> None:
+    """Close ``widget`` if it is still open and delete its C++ object (and children) now, not in PySide's exit hook.
+
+    ``flush`` also runs pending ``deleteLater`` requests; use it only outside event handlers (after ``exec``
+    returns), where nothing that asked for a deferred delete is still on the stack.
+    """
+    import gc
+
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    if widget is not None and shiboken6.isValid(widget):
+        if getattr(widget, "isVisible", lambda: False)():
+            widget.close()  # a closed window is not asked again (its closeEvent may prompt for unsaved work)
+        shiboken6.delete(widget)
+    if flush:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()

@@ -128,7 +128,12 @@ class TrainingPanel(QWidget):
         self._warm = _Warmup(self)
         self._warm.done.connect(self.form.refresh_devices)
         self._warm.done.connect(self._preview_untrained)
-        threading.Thread(target=self._warm_up, name="torch-warm-up", daemon=True).start()
+        # not a daemon: a thread still importing torch while the interpreter shuts down segfaults (seen in CI
+        # when the window closed within ~2 s of opening); shutdown() and interpreter exit wait for it instead
+        self._closing = False
+        self._warm_thread = threading.Thread(target=self._warm_up, name="torch-warm-up")
+        if self.warm_up_torch:
+            self._warm_thread.start()
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -450,7 +455,10 @@ class TrainingPanel(QWidget):
         self._set_status("Reset: the untrained model at step 0. Start or Step to train.")
 
     def shutdown(self) -> None:
-        """Stop any worker and wait for its thread (call before the window closes)."""
+        """Stop any worker and wait for its thread, and for the torch warm-up (call before the window closes)."""
+        self._closing = True
+        if self._warm_thread.is_alive():  # never started counts as not alive
+            self._warm_thread.join(timeout=60)
         if self.run is not None:
             self.run.shutdown()
             self._cleanup_run()
@@ -1104,10 +1112,16 @@ class TrainingPanel(QWidget):
             ReversalTrainer(TrainConfig(train_size=64, test_size=16, train_eval_size=8, steps=1)).step()
         except Exception:
             return
+        if self._closing:
+            return
         try:
             self._warm.done.emit()
         except RuntimeError:  # the panel was deleted meanwhile
             pass
+
+    warm_up_torch = True
+    """Import torch in the background when the panel is built. ``--self-test`` switches it off: it exits within
+    a second, and closing waits for the warm-up (about 1.5 s) for nothing."""
 
     preview_untrained = True
     """Once torch is loaded, build the form's model (paused at step 0) so the grid shows the untrained heads

@@ -1,0 +1,67 @@
+"""Qt objects are deleted while Python is healthy, never left to PySide's exit hook.
+
+PySide deletes what is still wrapped in an ``atexit`` hook; a pyqtgraph item deleted there calls a Python
+override during finalisation and can segfault (see app/qt_compat.py). These tests count what would be left.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import shiboken6
+from PySide6.QtWidgets import QGraphicsItem
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def live_wrappers(kind: type) -> list[object]:
+    return [w for w in shiboken6.getAllValidWrappers() if isinstance(w, kind)]
+
+
+def test_self_test_run_leaves_no_widget_for_the_exit_hook(tmp_path):
+    script = textwrap.dedent("""
+        import sys
+        import shiboken6
+        from PySide6.QtWidgets import QGraphicsItem, QMenu, QWidget
+        from app import gui
+        code = gui.run(sys.argv[1])
+        # what PySide's exit hook would delete; plain QMenus (pyqtgraph's per-plot "Plot Options" menu, kept by
+        # the plot's Python object) have no Python overrides, so deleting them there calls no Python code
+        left = [type(w).__name__ for w in shiboken6.getAllValidWrappers()
+                if isinstance(w, (QWidget, QGraphicsItem)) and shiboken6.ownedByPython(w) and type(w) is not QMenu]
+        print("LEFT", len(left), sorted(set(left))[:10])
+        sys.exit(code)
+    """)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_DATA_HOME": str(tmp_path / "data")}
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "shots")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    left = [line for line in r.stdout.splitlines() if line.startswith("LEFT")]
+    assert left == ["LEFT 0 []"], r.stdout[-2000:]
+    assert (tmp_path / "shots" / "window.png").stat().st_size > 0
+
+
+def test_export_heatmap_deletes_its_widget(qapp, tmp_path):
+    from app.export import export_heatmap
+    from app.views.heatmap import HeatmapWidget
+
+    before = len(live_wrappers(HeatmapWidget))
+    items_before = len(live_wrappers(QGraphicsItem))
+    export_heatmap(tmp_path / "w.png", [[0.25, 0.75], [1.0, 0.0]], ["a", "b"], ["c", "d"], "weights", kind="weights")
+    assert (tmp_path / "w.png").stat().st_size > 0
+    assert len(live_wrappers(HeatmapWidget)) == before
+    assert len(live_wrappers(QGraphicsItem)) <= items_before
+
+
+def test_closing_the_window_waits_for_the_torch_warm_up(window):
+    """A thread still importing torch while the interpreter exits can crash it: closing waits for the thread."""
+    panel = window.training_panel
+    thread = panel._warm_thread
+    assert not thread.daemon
+    window.close()
+    assert not thread.is_alive()
