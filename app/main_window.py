@@ -38,7 +38,7 @@ from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
 from . import __version__
 from .commands import CellCommand, StateCommand
-from .explain import explain
+from .explain import MULTIHEAD_VIEWS, explain, explain_multihead
 from .resources import read_style, resource_path
 from .session import SessionError, load_session, save_session
 from .settings import Settings
@@ -185,6 +185,8 @@ class MainWindow(QMainWindow):
         self.pipeline.cellHovered.connect(self._on_hover)
         self.pipeline.cellClicked.connect(self._on_click)
         self.multihead = MultiHeadView()
+        self.multihead.cellHovered.connect(self._on_hover)
+        self.multihead.cellClicked.connect(self._on_click)
         self.view_tabs.addTab(self.pipeline, "Steps")
         self.view_tabs.addTab(self.multihead, "Multi-head")
         self.view_tabs.currentChanged.connect(self._on_view_tab_changed)
@@ -441,9 +443,12 @@ class MainWindow(QMainWindow):
             self._explain(*self.pinned)
 
     def _on_view_tab_changed(self, _index: int) -> None:
-        # the explanation bar serves the step views; the multi-head view needs the height more
-        _set_visible(self.explain_label, self.view_tabs.currentWidget() is not self.multihead)
+        if self.pinned is not None:  # a pinned cell of the other tab's maps is out of sight: unpin it
+            self.pinned = None
+            self.pipeline.set_selected(None, None)
+            self.multihead.set_selected(None, None)
         self._draw()
+        self._explain_hint()
 
     # ================================================================== explain
     def _on_hover(self, view: str, i: int, j: int) -> None:
@@ -457,16 +462,32 @@ class MainWindow(QMainWindow):
         if view in ("masked", "weights") and self.state.mask_mode == "custom":
             self.apply("Toggle mask cell", lambda s: s.toggle_custom(i, j))
         self.pinned = (view, i, j)
-        for name, hm in self.pipeline.heatmaps.items():
-            hm.set_selected((i, j) if name == view else None)
+        self.pipeline.set_selected(view, (i, j))
+        self.multihead.set_selected(view, (i, j))
         self._explain(view, i, j)
+
+    def _explain_hint(self) -> None:
+        self.explain_label.setText("Hover over any cell to see where its number comes from; click to pin it.")
+        self.pipeline.set_highlights({})
+        self.multihead.set_highlights({})
+        for ed in self.editors.values():
+            ed.model.set_highlight((), ())
+        for hm in self.derived.values():
+            hm.set_highlight((), ())
 
     def _explain(self, view: str, i: int, j: int) -> None:
         if self.result is None:
             return
-        ex = explain(view, i, j, self.state, self.result)
-        self.explain_label.setText(ex.html or "Hover over any cell to see where its number comes from.")
+        if view in MULTIHEAD_VIEWS or view.startswith("head:"):
+            ex = explain_multihead(view, i, j, self.state, self.result)
+        else:
+            ex = explain(view, i, j, self.state, self.result)
+        if not ex.html:
+            self._explain_hint()
+            return
+        self.explain_label.setText(ex.html)
         self.pipeline.set_highlights(ex.highlight)
+        self.multihead.set_highlights(ex.highlight)
         for name, ed in self.editors.items():
             rows, cols, _ = ex.highlight.get(name, ((), (), ()))
             ed.model.set_highlight(tuple(rows), tuple(cols))

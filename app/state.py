@@ -315,8 +315,7 @@ class PlaygroundState:
     def compute_heads(self, result: Result) -> Result:
         """``result`` with the multi-head split filled in (heads > 1).
 
-        attention_core.multihead imports torch (~1-2.5 s), so this runs only when the multi-head view is shown;
-        the window warms torch up in the background after it appears.
+        Heads scale by 1/√(d_k / heads) in the standard mode. Computed only while the multi-head view is shown.
         """
         if self.num_heads <= 1:
             return result

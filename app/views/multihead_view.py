@@ -8,6 +8,7 @@ map per head; (3) the heads' outputs side by side (concat), W_O, and the final o
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ..state import PlaygroundState, Result
@@ -15,7 +16,14 @@ from .heatmap import HeatmapWidget
 
 
 class MultiHeadView(QWidget):
-    """Draws ``Result.heads`` (attention_core.MultiHeadSteps) and the parameter count of a full layer."""
+    """Draws ``Result.heads`` (attention_core.MultiHeadSteps) and the parameter count of a full layer.
+
+    ``cellHovered``/``cellClicked`` carry the map's name (``split:Q``, ``head:0``, ``concat``, ``w_o``,
+    ``mh_output``; see ``app.explain.explain_multihead``) and the cell; (-1, -1) when the pointer leaves.
+    """
+
+    cellHovered = Signal(str, int, int)
+    cellClicked = Signal(str, int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -41,14 +49,36 @@ class MultiHeadView(QWidget):
         self.concat = HeatmapWidget(title="Concat(head outputs)")
         self.w_o = HeatmapWidget(title="W_O")
         self.output = HeatmapWidget(title="Output = Concat · W_O")
-        for hm in self.split_maps.values():
+        for name, hm in self.split_maps.items():
             hm.setMinimumSize(200, 160)
             self.rows[0].addWidget(hm)
-        for hm in (self.concat, self.w_o, self.output):
+            self._connect(hm, f"split:{name}")
+        for name, hm in (("concat", self.concat), ("w_o", self.w_o), ("mh_output", self.output)):
             hm.setMinimumSize(200, 160)
             self.rows[2].addWidget(hm)
+            self._connect(hm, name)
         self._dark = False
         self._layout_heads = -1
+
+    def _connect(self, hm: HeatmapWidget, name: str) -> None:
+        hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
+        hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
+
+    def named_heatmaps(self) -> dict[str, HeatmapWidget]:
+        """Every map by the name its signals and highlights use."""
+        named = {f"split:{n}": hm for n, hm in self.split_maps.items()}
+        named.update({f"head:{h}": hm for h, hm in enumerate(self.head_maps)})
+        named.update({"concat": self.concat, "w_o": self.w_o, "mh_output": self.output})
+        return named
+
+    def set_highlights(self, highlights: dict) -> None:
+        for name, hm in self.named_heatmaps().items():
+            rows, cols, cells = highlights.get(name, ((), (), ()))
+            hm.set_highlight(rows, cols, cells)
+
+    def set_selected(self, view: str | None, cell: tuple[int, int] | None) -> None:
+        for name, hm in self.named_heatmaps().items():
+            hm.set_selected(cell if name == view else None)
 
     def set_dark(self, dark: bool) -> None:
         self._dark = dark
@@ -62,9 +92,10 @@ class MultiHeadView(QWidget):
             self.rows[1].removeWidget(hm)
             hm.deleteLater()
         self.head_maps = [HeatmapWidget(title=f"head {i + 1}: weights", dark=self._dark) for i in range(h)]
-        for hm in self.head_maps:
+        for n, hm in enumerate(self.head_maps):
             hm.setMinimumSize(160 if h > 4 else 200, 160)
             self.rows[1].addWidget(hm)
+            self._connect(hm, f"head:{n}")
         self._layout_heads = h
 
     def show_result(self, state: PlaygroundState, result: Result) -> None:

@@ -88,6 +88,10 @@ class PipelineView(QWidget):
         cap["weights"].setText("each row sums to 1 (Σ at the right)")
         cap["output"].setText("each row: weighted average of V's rows")
 
+    def set_selected(self, view: str | None, cell: tuple[int, int] | None) -> None:
+        for name, hm in self.heatmaps.items():
+            hm.set_selected(cell if name == view else None)
+
     def set_highlights(self, highlights: dict) -> None:
         for name, hm in self.heatmaps.items():
             rows, cols, cells = highlights.get(name, ((), (), ()))

@@ -182,3 +182,62 @@ def test_bad_sessions_name_their_problem(window, tmp_path, monkeypatch, bad):
     assert window.state.snapshot() == before
     assert shown and ("not an Attention Playground" in shown[0] or "newer version" in shown[0]
                       or "NaN or infinity" in shown[0])
+
+
+def test_multi_head_hover_explains_with_torch_numbers_and_highlights_sources(window, qtbot):
+    """Hovering a head's weight, a concat cell and an output cell: the formula's numbers are torch's."""
+    from app.explain import fmt
+
+    window.load_preset("lesson-random-4x8")
+    window.controls.heads_spin.setValue(2)
+    window.set_cell("W_O", 0, 1, 2.0)
+    window.view_tabs.setCurrentWidget(window.multihead)
+    assert window.explain_label.isVisible()
+    q, k, v = window.state.projected()
+    w_o = window.state.matrices["W_O"]
+    split = lambda x: torch.tensor(x).view(x.shape[0], 2, -1).transpose(0, 1)  # noqa: E731
+    qh, kh, vh = split(q), split(k), split(v)
+    weights = torch.softmax(qh @ kh.transpose(-1, -2) / (qh.shape[-1] ** 0.5), dim=-1)
+    concat = F.scaled_dot_product_attention(qh, kh, vh).transpose(0, 1).reshape(q.shape[0], -1).numpy()
+    d_head = qh.shape[-1]
+
+    mh = window.multihead
+    mh.head_maps[1].cellHovered.emit(2, 3)
+    text = window.explain_label.text()
+    assert "head 2 weight" in text and fmt(float(weights[1, 2, 3])) in text and "e^" in text
+    assert mh.split_maps["Q"].overlay.highlight_rows == (2,)
+    assert mh.split_maps["Q"].overlay.highlight_cols == tuple(range(d_head, 2 * d_head))
+    assert mh.split_maps["K"].overlay.highlight_rows == (3,)
+    assert mh.head_maps[1].overlay.highlight_cells == ((2, 3),)
+    assert mh.head_maps[0].overlay.highlight_cells == ()
+
+    col = d_head + 1  # concat column of head 2
+    mh.concat.cellHovered.emit(0, col)
+    text = window.explain_label.text()
+    assert fmt(float(concat[0, col])) in text and "head 2" in text
+    assert mh.head_maps[1].overlay.highlight_rows == (0,)
+    assert mh.split_maps["V"].overlay.highlight_cols == (col,)
+
+    mh.output.cellHovered.emit(1, 1)
+    text = window.explain_label.text()
+    assert fmt(float((concat @ w_o)[1, 1])) in text and "W_O" in text
+    assert mh.w_o.overlay.highlight_cols == (1,) and mh.concat.overlay.highlight_rows == (1,)
+
+    # click pins; switching to the Steps tab unpins and the pipeline's hover explains again
+    mh.output.cellClicked.emit(1, 1)
+    assert window.pinned == ("mh_output", 1, 1) and mh.output.overlay.selected == (1, 1)
+    window.view_tabs.setCurrentWidget(window.pipeline)
+    assert window.pinned is None and mh.output.overlay.selected is None
+    assert "Hover over any cell" in window.explain_label.text()
+
+
+def test_explain_multihead_refuses_cells_outside_the_maps(window):
+    from app.explain import explain_multihead
+
+    window.load_preset("lesson-random-4x8")
+    assert explain_multihead("head:0", 0, 0, window.state, window.result).html == ""  # one head: no split
+    window.controls.heads_spin.setValue(2)
+    window.view_tabs.setCurrentWidget(window.multihead)
+    for view, i, j in (("head:2", 0, 0), ("concat", 99, 0), ("w_o", 0, 99), ("split:Q", -1, 0), ("nope", 0, 0)):
+        assert explain_multihead(view, i, j, window.state, window.result).html == ""
+    assert "goes to <b>head 2</b>" in explain_multihead("split:K", 0, 5, window.state, window.result).html
