@@ -115,6 +115,28 @@ def scale_words(state: PlaygroundState) -> str:
     return f"{fmt(state.custom_scale)} (custom; temperature τ = 1/scale = {fmt(1 / state.custom_scale)})"
 
 
+def with_projection_sources(highlight: dict, state: PlaygroundState) -> dict:
+    """In projection mode, carry the Q/K/V outlines back to the cells they are made of.
+
+    Q = X_q·W_Q: row i of Q comes from row i of X_q, column c from column c of W_Q (likewise K, V from X_kv, W_K,
+    W_V; X_q = X_kv = X in self-attention). Adds those editor names to ``highlight``; unchanged in Q, K, V mode.
+    """
+    if state.mode != "projection":
+        return highlight
+    out = dict(highlight)
+    sources = {"Q": ("X" if state.kind == "self" else "X_q", "W_Q"),
+               "K": ("X" if state.kind == "self" else "X_kv", "W_K"),
+               "V": ("X" if state.kind == "self" else "X_kv", "W_V")}
+    for name, (x_name, w_name) in sources.items():
+        rows, cols, _ = highlight.get(name, ((), (), ()))
+        if rows:
+            old_rows, old_cols, old_cells = out.get(x_name, ((), (), ()))
+            out[x_name] = (tuple(sorted({*old_rows, *rows})), old_cols, old_cells)
+        if cols:
+            out[w_name] = ((), tuple(cols), ())
+    return out
+
+
 # --------------------------------------------------------------------------------------------- multi-head view
 MULTIHEAD_VIEWS = ("split:Q", "split:K", "split:V", "concat", "w_o", "mh_output")
 """Names of the multi-head view's maps; head h's weights map is ``f"head:{h}"``."""

@@ -38,7 +38,7 @@ from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
 from . import __version__
 from .commands import CellCommand, StateCommand
-from .explain import MULTIHEAD_VIEWS, explain, explain_multihead
+from .explain import MULTIHEAD_VIEWS, explain, explain_multihead, with_projection_sources
 from .resources import read_style, resource_path
 from .session import SessionError, load_session, save_session
 from .settings import Settings
@@ -486,13 +486,14 @@ class MainWindow(QMainWindow):
             self._explain_hint()
             return
         self.explain_label.setText(ex.html)
-        self.pipeline.set_highlights(ex.highlight)
-        self.multihead.set_highlights(ex.highlight)
+        highlight = with_projection_sources(ex.highlight, self.state)
+        self.pipeline.set_highlights(highlight)
+        self.multihead.set_highlights(highlight)
         for name, ed in self.editors.items():
-            rows, cols, _ = ex.highlight.get(name, ((), (), ()))
+            rows, cols, _ = highlight.get(name, ((), (), ()))
             ed.model.set_highlight(tuple(rows), tuple(cols))
         for name, hm in self.derived.items():
-            rows, cols, _ = ex.highlight.get(name, ((), (), ()))
+            rows, cols, _ = highlight.get(name, ((), (), ()))
             hm.set_highlight(rows, cols)
 
     # ================================================================== messages

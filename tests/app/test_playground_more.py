@@ -241,3 +241,24 @@ def test_explain_multihead_refuses_cells_outside_the_maps(window):
     for view, i, j in (("head:2", 0, 0), ("concat", 99, 0), ("w_o", 0, 99), ("split:Q", -1, 0), ("nope", 0, 0)):
         assert explain_multihead(view, i, j, window.state, window.result).html == ""
     assert "goes to <b>head 2</b>" in explain_multihead("split:K", 0, 5, window.state, window.result).html
+
+
+def test_projection_mode_hover_outlines_the_x_and_w_cells(window):
+    """score[i, j] = (X_q[i]·W_Q)·(X_kv[j]·W_K): hovering it outlines rows i of X_q and j of X_kv; an output
+    column j outlines column j of W_V."""
+    window.load_preset("cat-sat-mat")
+    assert window.state.mode == "projection" and window.state.kind == "self"
+    hm = window.pipeline.heatmaps
+    hm["scores"].cellHovered.emit(0, 2)
+    assert window.editors["X"].model.highlight_rows == (0, 2)
+    assert window.derived["Q"].overlay.highlight_rows == (0,) and window.derived["K"].overlay.highlight_rows == (2,)
+    hm["output"].cellHovered.emit(1, 3)
+    assert window.editors["W_V"].model.highlight_cols == (3,) and window.editors["X"].model.highlight_rows == ()
+    window._on_mode_chosen(2)  # cross-attention: X_q and X_kv
+    window.dim_spins["Lk"].setValue(5)
+    hm["scores"].cellHovered.emit(2, 4)
+    assert window.editors["X_q"].model.highlight_rows == (2,)
+    assert window.editors["X_kv"].model.highlight_rows == (4,)
+    window._on_mode_chosen(0)  # Q, K, V mode: the Q and K editors themselves
+    hm["scores"].cellHovered.emit(1, 0)
+    assert window.editors["Q"].model.highlight_rows == (1,) and window.editors["K"].model.highlight_rows == (0,)
