@@ -198,7 +198,7 @@ class TrainingPanel(QWidget):
         speed_row.addWidget(self.speed_combo, 1)
         rl.addLayout(speed_row, 2, 0, 1, 3)
         self.progress = QProgressBar()
-        self.progress.setFormat("step %v / %m")
+        self.progress.setFormat("not started")
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         rl.addWidget(self.progress, 3, 0, 1, 3)
@@ -444,7 +444,7 @@ class TrainingPanel(QWidget):
         if cfg is None:
             self._set_status(f"Cannot reset: {self.form.error()}", error=True)
             return
-        self.shutdown()
+        self._end_run()
         self.trainer = None
         self.history.clear()
         self.cursor.go_live()
@@ -459,6 +459,10 @@ class TrainingPanel(QWidget):
         self._closing = True
         if self._warm_thread.is_alive():  # never started counts as not alive
             self._warm_thread.join(timeout=60)
+        self._end_run()
+
+    def _end_run(self) -> None:
+        """Stop the worker and wait for its thread (before a new run, a reset or a load)."""
         if self.run is not None:
             self.run.shutdown()
             self._cleanup_run()
@@ -487,7 +491,7 @@ class TrainingPanel(QWidget):
 
     def _launch(self, factory: Any, *, paused: bool) -> None:
         if self.run is not None:
-            self.shutdown()
+            self._end_run()
         if self.trainer is not None:
             self._restore_heads_locked(self.trainer)
         worker = TrainingWorker(factory, start_paused=paused, steps_per_second=self.speed())
@@ -547,6 +551,7 @@ class TrainingPanel(QWidget):
         self.snapshotReceived.emit(snap)
 
     def _on_progress(self, step: int, total: int, eta: float) -> None:
+        self.progress.setFormat("step %v / %m")
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(step)
         text = "ETA –" if eta < 0 else format_eta(eta)
@@ -975,7 +980,7 @@ class TrainingPanel(QWidget):
         except CheckpointError as exc:
             QMessageBox.warning(self, "Cannot load this model", str(exc))
             return False
-        self.shutdown()
+        self._end_run()
         self.trainer = None
         self.history.clear()
         self.cursor.go_live()
