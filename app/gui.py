@@ -39,9 +39,11 @@ def run(self_test_dir: str | None = None) -> int:
     from . import create_main_window
     from .qt_compat import delete_now
 
-    if self_test_dir is not None:
+    if self_test_dir is not None:  # no background torch imports: closing would wait for them
+        from .main_window import MainWindow
         from .training_panel import TrainingPanel
 
+        MainWindow.detect_devices = False
         TrainingPanel.warm_up_torch = False
     window = create_main_window()
     window.show()

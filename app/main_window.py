@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self._shown_once = False
         self._editor_shapes: dict[str, tuple[int, int]] = {}
         self.device_thread: threading.Thread | None = None  # lists GPUs (imports torch) after the window shows
+        self._closed = False
         self.confirm_on_close = True  # test fixtures and scripts set False: close without the unsaved-changes prompt
 
         self.setWindowTitle("Attention Playground[*]")
@@ -603,8 +604,11 @@ class MainWindow(QMainWindow):
         if self.confirm_on_close and not self._confirm_discard():
             event.ignore()
             return
+        self._closed = True
         if self._training_panel is not None and hasattr(self._training_panel, "shutdown"):
             self._training_panel.shutdown()
+        if self.device_thread is not None and self.device_thread.is_alive():
+            self.device_thread.join(timeout=60)
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.set_splitter_state(self.splitter.saveState())
         event.accept()
@@ -664,8 +668,16 @@ class MainWindow(QMainWindow):
             # after the first paint settles: listing GPUs imports torch (~2.5 s), in the background
             QTimer.singleShot(1000, self._start_device_detection)
 
+    detect_devices = True
+    """List GPUs (which imports torch) in the background 1 s after the window shows. ``--self-test`` switches it
+    off: closing waits for the thread, and the self-test is over in about a second."""
+
     def _start_device_detection(self) -> None:
-        self.device_thread = threading.Thread(target=self._detect_devices, name="detect-devices", daemon=True)
+        if not self.detect_devices or self._closed:
+            return
+        # not a daemon: a thread still importing torch while the interpreter shuts down can crash it; closing the
+        # window waits for this one instead (see closeEvent)
+        self.device_thread = threading.Thread(target=self._detect_devices, name="detect-devices")
         self.device_thread.start()
 
     def _detect_devices(self) -> None:

@@ -30,7 +30,7 @@ _LAZY = {
     "TinyTransformer": "model", "ModelConfig": "model",
     "generate_reversal_data": "tasks", "make_reversal_example": "tasks", "token_labels": "vocab",
     "SEP": "vocab", "PAD": "vocab",
-    "TrainConfig": "training", "TrainingReport": "training", "ReversalTrainer": "training",
+    "TrainConfig": "train_config", "TrainingReport": "training", "ReversalTrainer": "training",
     "TrainingControl": "training", "train_reversal": "training", "write_history_csv": "training",
     "reversal_accuracy": "analysis", "sequence_accuracy": "analysis", "greedy_reverse": "analysis",
     "head_reversal_scores": "analysis", "probe_attention": "analysis",

@@ -8,11 +8,10 @@ Every report carries the metrics and the probe sequence's attention maps at that
 from __future__ import annotations
 
 import csv
-import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,99 +22,9 @@ import torch.nn.functional as F
 from .analysis import greedy_reverse, head_reversal_scores, probe_attention
 from .devices import resolve_device
 from .masks import causal_mask
-from .model import ModelConfig, TinyTransformer
-from .multihead import check_heads
+from .model import TinyTransformer
 from .tasks import generate_reversal_data, make_reversal_example
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Hyper-parameters of a reversal run. Defaults reach >= 99 % greedy test accuracy in a few dozen steps.
-
-    The lesson's recipe is ``TrainConfig.lesson_recipe()`` (Adam 3e-4, batch 128, 100 epochs).
-    ``steps`` (if set) overrides ``epochs``; an epoch is one pass over ``train_size`` samples.
-    ``eval_every``: evaluate test/train metrics every N steps (the probe snapshot is taken every step). An
-    evaluation (greedy generation over the 500 test and ``train_eval_size`` train sequences) costs ~15 train steps.
-    ``cpu_threads``: torch's intra-op threads for a CPU run, set process-wide when the trainer is built (None leaves
-    torch's setting). This model is tiny: with 1 thread a step is as fast on an idle machine and 5-10x faster on a
-    busy one, where torch's default of one thread per core spins waiting for the others.
-    """
-
-    seq_len: int = 6
-    vocab_size: int = 16
-    d_model: int = 32
-    num_heads: int = 4
-    num_layers: int = 2
-    lr: float = 2e-2
-    batch_size: int = 64
-    epochs: int = 1
-    steps: int | None = None
-    train_size: int = 5000
-    test_size: int = 500
-    eval_every: int = 3
-    train_eval_size: int = 100
-    seed: int = 0
-    device: str = "cpu"
-    causal: bool = True
-    cpu_threads: int | None = 1
-
-    @classmethod
-    def lesson_recipe(cls, **overrides: Any) -> TrainConfig:
-        return cls(**{"lr": 3e-4, "batch_size": 128, "epochs": 100, **overrides})
-
-    def validate(self) -> TrainConfig:
-        """Raise ValueError with a readable reason for an impossible combination."""
-        check_heads(self.d_model, self.num_heads)
-        problems = []
-        if self.seq_len < 1:
-            problems.append(f"sequence length must be >= 1 (got {self.seq_len})")
-        if self.vocab_size < 3:
-            problems.append(f"vocabulary size must be >= 3: 0 = PAD, 1 = SEP (got {self.vocab_size})")
-        if self.num_layers < 1:
-            problems.append(f"layers must be >= 1 (got {self.num_layers})")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            problems.append(f"learning rate must be a positive number (got {self.lr})")
-        if self.batch_size < 1:
-            problems.append(f"batch size must be >= 1 (got {self.batch_size})")
-        if self.steps is None and self.epochs < 1:
-            problems.append(f"epochs must be >= 1 (got {self.epochs})")
-        if self.steps is not None and self.steps < 1:
-            problems.append(f"steps must be >= 1 (got {self.steps})")
-        if self.train_size < 1 or self.test_size < 1:
-            problems.append("train and test sizes must be >= 1")
-        if self.eval_every < 1:
-            problems.append(f"eval_every must be >= 1 (got {self.eval_every})")
-        if self.cpu_threads is not None and self.cpu_threads < 1:
-            problems.append(f"cpu_threads must be >= 1 or None (got {self.cpu_threads})")
-        if problems:
-            raise ValueError("; ".join(problems))
-        resolve_device(self.device)
-        return self
-
-    @property
-    def sequence_length(self) -> int:
-        """Length of one full example, input + SEP + reversed."""
-        return 2 * self.seq_len + 1
-
-    @property
-    def steps_per_epoch(self) -> int:
-        return math.ceil(self.train_size / self.batch_size)
-
-    @property
-    def total_steps(self) -> int:
-        return self.steps if self.steps is not None else self.epochs * self.steps_per_epoch
-
-    def model_config(self) -> ModelConfig:
-        return ModelConfig(self.vocab_size, self.d_model, self.num_heads, self.num_layers,
-                           max_seq_len=self.sequence_length)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+from .train_config import TrainConfig
 
 
 @dataclass(frozen=True)

@@ -180,12 +180,12 @@ class TrainingSetupForm(QWidget):
         self._revalidate()
 
     def set_fast_defaults(self) -> None:
-        from attention_core.training import TrainConfig
+        from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
 
         self.set_config(TrainConfig(seed=self.seed.value(), causal=self.causal.isChecked()))
 
     def set_lesson_recipe(self) -> None:
-        from attention_core.training import TrainConfig
+        from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
 
         self.set_config(TrainConfig.lesson_recipe(seed=self.seed.value(), causal=self.causal.isChecked()))
 
@@ -202,7 +202,7 @@ class TrainingSetupForm(QWidget):
         self.device.blockSignals(False)
 
     def _revalidate(self, *_: Any) -> None:
-        from attention_core.training import TrainConfig
+        from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
 
         self.causal_note.setVisible(not self.causal.isChecked())
         try:

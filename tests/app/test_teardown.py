@@ -65,3 +65,40 @@ def test_closing_the_window_waits_for_the_torch_warm_up(window):
     assert not thread.daemon
     window.close()
     assert not thread.is_alive()
+
+
+def test_closing_the_window_waits_for_device_detection(window):
+    """Listing GPUs imports torch in a thread; closing waits for it rather than leave it to interpreter exit."""
+    window._start_device_detection()
+    thread = window.device_thread
+    assert thread is not None and not thread.daemon
+    window.close()
+    assert not thread.is_alive()
+    window._start_device_detection()  # a closed window starts no new thread
+    assert window.device_thread is thread
+
+
+def test_opening_the_training_tab_does_not_import_torch_in_the_gui_thread(tmp_path):
+    """The set-up form validates a TrainConfig on build; it used to import torch there (a 1.4 s freeze)."""
+    script = textwrap.dedent("""
+        import os, sys
+        from app.gui import make_application
+        from app import create_main_window
+        from app.main_window import MainWindow
+        from app.training_panel import TrainingPanel
+        MainWindow.detect_devices = False
+        TrainingPanel.warm_up_torch = False
+        app = make_application()
+        w = create_main_window()
+        w.show()
+        w.tabs.setCurrentWidget(w.training_panel)
+        app.processEvents()
+        ok = w.training_panel.form.config() is not None
+        print("TORCH", "torch" in sys.modules, "CONFIG", ok)
+        sys.stdout.flush()
+        os._exit(0)
+    """)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert "TORCH False CONFIG True" in r.stdout, r.stdout + r.stderr[-2000:]

@@ -75,9 +75,11 @@ def test_core_never_imports_qt_or_pyqtgraph():
 
 
 def test_numpy_path_does_not_import_torch():
+    """Live edits, presets, the head split and validating a TrainConfig (the training form does it per keystroke)."""
     code = ("import sys, attention_core as a; a.attention_steps([[1.0]], [[1.0]], [[1.0]]); "
             "a.get_preset('cat-sat-mat'); a.multi_head_steps([[1.0, 2.0]], [[1.0, 2.0]], [[1.0, 2.0]], 2); "
-            "a.parameter_count(4, 2); sys.exit(1 if 'torch' in sys.modules else 0)")
+            "a.parameter_count(4, 2); c = a.TrainConfig(num_heads=2).validate(); c.total_steps; "
+            "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -88,3 +90,10 @@ def test_available_devices_starts_with_cpu():
     assert devs[0] == "cpu"
     assert len(devs) == 1 + (torch.cuda.device_count() if torch.cuda.is_available() else 0)
     assert all(d.startswith("cuda:") for d in devs[1:])
+
+
+def test_train_config_is_the_same_class_everywhere():
+    from attention_core import TrainConfig, train_config, training
+
+    assert TrainConfig is training.TrainConfig is train_config.TrainConfig
+    assert TrainConfig().model_config().max_seq_len == 13
