@@ -195,6 +195,7 @@ class HeadGrid(QWidget):
         self._show_marks = True
         self._disabled: set[tuple[int, int]] = set()
         self._hover = (-1, -1, -1, -1)
+        self._short_titles = False
         self.colorbar: pg.ColorBarItem | None = None
         self._placeholder: pg.LabelItem | None = None
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -235,12 +236,30 @@ class HeadGrid(QWidget):
         self.colorbar.setImageItem([c.image for c in self._cells.values()])
         gl.addItem(self.colorbar, row=0, col=heads, rowspan=3 * layers)
         self._shape = (layers, heads)
+        self._short_titles = self.width() / (heads + 0.4) < self.SHORT_TITLES_BELOW
+        self._retitle()
         self._apply_disabled()
 
-    @staticmethod
-    def _title(layer: int, head: int, off: bool = False) -> str:
-        text = f"layer {layer + 1} · head {head + 1}"  # same length when off: a longer title widens the column
+    SHORT_TITLES_BELOW = 125
+    """Map width (px) under which titles shorten to "L1 · H2": "layer 1 · head 2" needs ~115 px at 9 pt and
+    neighbouring titles ran into each other in a narrow window."""
+
+    def _title(self, layer: int, head: int, off: bool = False) -> str:
+        # same length when off: a longer title widens the column
+        text = f"L{layer + 1} · H{head + 1}" if self._short_titles else f"layer {layer + 1} · head {head + 1}"
         return f"<span style='color:#c00000'>{text}</span>" if off else text
+
+    def _retitle(self) -> None:
+        for (li, h), c in self._cells.items():
+            c.plot.setTitle(self._title(li, h, (li, h) in self._disabled), size="9pt")
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        heads = max(self._shape[1], 1)
+        short = self.width() / (heads + 0.4) < self.SHORT_TITLES_BELOW  # the colour bar takes ~0.4 of a column
+        if short != self._short_titles:
+            self._short_titles = short
+            self._retitle()
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -24,6 +24,10 @@ SERIES = {
     "train_sequence_accuracy": ("sequence, train (greedy)", "#d95f02", 1.4, True),
     "sequence_accuracy": ("sequence, test (greedy)", "#d95f02", 2.6, False),
 }
+NARROW_NAMES = {  # the accuracy legend's names when the plot is too narrow for the full ones
+    "train_accuracy": "token, train", "reversal_accuracy": "token, test",
+    "train_sequence_accuracy": "seq., train", "sequence_accuracy": "seq., test",
+}
 
 
 class TrainingPlots(QWidget):
@@ -38,11 +42,16 @@ class TrainingPlots(QWidget):
         layout.addWidget(self.graphics)
         self.loss_plot = self.graphics.addPlot(row=0, col=0)
         self.acc_plot = self.graphics.addPlot(row=1, col=0)
+        self._acc_keys = ("train_accuracy", "reversal_accuracy", "train_sequence_accuracy", "sequence_accuracy")
+        self.narrow_legend = False
+        self.setToolTip("Token accuracy: the share of reversed tokens right with the true previous tokens given "
+                        "(teacher forcing). Sequence accuracy: the share of sequences the model reverses exactly "
+                        "when it generates greedily from its own outputs.")
         self.curves: dict[str, pg.PlotDataItem] = {}
         for plot, title, keys in (
             (self.loss_plot, "Loss (cross-entropy, log scale)", ("loss", "test_loss")),
             (self.acc_plot, "Accuracy: per token and exact sequence",
-             ("train_accuracy", "reversal_accuracy", "train_sequence_accuracy", "sequence_accuracy")),
+             self._acc_keys),
         ):
             plot.setTitle(title, size="9pt", color="#222222")
             plot.getAxis("left").setWidth(34)  # both plots align on the step axis
@@ -55,12 +64,15 @@ class TrainingPlots(QWidget):
                                     verSpacing=-8)
             legend.setBrush(pg.mkBrush(255, 255, 255, 210))
             if plot is self.acc_plot:
-                legend.setColumnCount(2)  # two short rows fit a short plot
+                self.acc_legend = legend
+                legend.setColumnCount(2)  # two short rows fit a short plot (shorter names when narrow)
             for key in keys:
                 name, color, width, dash = SERIES[key]
                 pen = pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine)
                 self.curves[key] = plot.plot([], [], pen=pen, name=name, connect="finite")
             plot.getAxis("bottom").setLabel("step")
+        self.acc_legend.layout.activate()
+        self._full_legend_width = self.acc_legend.boundingRect().width()
         self.loss_plot.setLogMode(y=True)
         # fixed log ticks (1, 2, 5 per decade): pyqtgraph's own log ticks vanish within a decade and crowd across
         major = [(float(e), f"{10.0 ** e:g}") for e in range(-6, 3)]
@@ -79,6 +91,24 @@ class TrainingPlots(QWidget):
             plot.addItem(line)
             self.cursor_lines.append(line)
         self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    PLOT_MARGINS = 58
+    """The widget's width minus its plots' data area (the 34 px left axis, the margins, the border), in px."""
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        """Below the full legend's width, show ``NARROW_NAMES``: the full ones ran off the plot's left edge (the
+        title and the tooltip keep the full meaning)."""
+        super().resizeEvent(event)
+        narrow = self.width() - self.PLOT_MARGINS < self._full_legend_width
+        if narrow == self.narrow_legend:
+            return
+        self.narrow_legend = narrow
+        for (_sample, label), key in zip(self.acc_legend.items, self._acc_keys):
+            label.setText(NARROW_NAMES[key] if narrow else SERIES[key][0])
+        legend = self.acc_legend
+        legend.setGeometry(0, 0, 0, 0)  # let the layout shrink to the new names before the legend measures it
+        legend.layout.activate()
+        legend.updateSize()
 
     def set_series(self, series: dict[str, np.ndarray], max_step: float | None = None) -> None:
         """Update every curve from ``TrainingHistory.series()``; the x axis spans 0..max_step."""
