@@ -10,6 +10,8 @@ __version__ = "0.1.0"
 def create_main_window(**kwargs: Any) -> Any:
     """Build and return the ready main window (a QApplication must exist). Used by tests and scripts."""
     from .main_window import MainWindow
+    from .qt_compat import delete_at_exit
 
     window = MainWindow(**kwargs)
+    delete_at_exit(window)  # before PySide's exit hook, which can segfault on our pyqtgraph items (qt_compat)
     return window

@@ -18,6 +18,7 @@ by giving the three singletons a huge reference count, which makes them effectiv
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 _PROTECTED = False
 
@@ -65,3 +66,33 @@ def delete_now(widget: object | None, *, flush: bool = False) -> None:
     if flush:
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()
+
+
+_DELETE_AT_EXIT: list[Any] = []
+
+
+def delete_at_exit(widget: object) -> None:
+    """Delete ``widget`` (if still alive) in an ``atexit`` hook that runs before PySide's own.
+
+    atexit runs hooks last-registered-first, and PySide registers its hook when QtCore is imported, so this one,
+    registered later, runs earlier: a script that keeps the window in a global variable exits cleanly too.
+    """
+    import atexit
+    import weakref
+
+    if not _DELETE_AT_EXIT:
+        atexit.register(_delete_registered)
+    _DELETE_AT_EXIT.append(weakref.ref(widget))
+
+
+def _delete_registered() -> None:
+    for ref in reversed(_DELETE_AT_EXIT):
+        widget = ref()
+        if widget is not None:
+            try:
+                if hasattr(widget, "confirm_on_close"):
+                    widget.confirm_on_close = False  # no event loop is left to answer an unsaved-work prompt
+                delete_now(widget)
+            except Exception:  # exiting anyway; never turn a clean exit into a traceback
+                pass
+    _DELETE_AT_EXIT.clear()

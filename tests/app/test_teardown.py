@@ -102,3 +102,34 @@ def test_opening_the_training_tab_does_not_import_torch_in_the_gui_thread(tmp_pa
     r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=300)
     assert "TORCH False CONFIG True" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
+def test_a_script_that_never_closes_its_window_exits_cleanly(tmp_path):
+    """create_main_window registers the window for deletion before PySide's exit hook; an edited (unsaved) window
+    is deleted without a prompt, which at exit would hang with no event loop to answer it."""
+    script = textwrap.dedent("""
+        import sys
+        import shiboken6
+        from PySide6.QtWidgets import QGraphicsItem, QMenu, QWidget
+        from app.gui import make_application
+        from app import create_main_window
+        from app.main_window import MainWindow
+        from app.qt_compat import _delete_registered
+        MainWindow.detect_devices = False
+        app = make_application()
+        window = create_main_window()  # kept in a global, as a notebook or script would
+        window.show()
+        app.processEvents()
+        window.set_cell("Q", 0, 0, 2.5)
+        print("MODIFIED", window.isWindowModified())
+        _delete_registered()  # what the atexit hook runs first
+        left = [type(w).__name__ for w in shiboken6.getAllValidWrappers()
+                if isinstance(w, (QWidget, QGraphicsItem)) and shiboken6.ownedByPython(w) and type(w) is not QMenu]
+        print("LEFT", len(left), sorted(set(left))[:10])
+    """)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_DATA_HOME": str(tmp_path / "data")}
+    r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "MODIFIED True" in r.stdout and "LEFT 0 []" in r.stdout, r.stdout
