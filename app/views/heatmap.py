@@ -31,6 +31,7 @@ _CMAP_NAMES = {"signed": "CET-D1A", "weights": "CET-L18"}
 _CMAPS: dict[str, Any] = {}
 MINUS = "\u2212"
 MAX_LABEL_CHARS = 12
+MIN_TICK_PT = 7.0  # key labels shrink down to this size in narrow maps before any is shortened or skipped
 
 
 def colormap(kind: str) -> Any:
@@ -247,6 +248,7 @@ class HeatmapWidget(QWidget):
         self._row_title = ""
         self._col_title = ""
         self._row_sums = False
+        self._col_tick_pt: float | None = None
         self._levels: tuple[float, float] | None = None
         self._hover = (-1, -1)
         self._current: tuple[int, int] | None = None
@@ -435,12 +437,27 @@ class HeatmapWidget(QWidget):
         width = max(self.plot.getViewBox().width(), 60.0)
         height = max(self.plot.getViewBox().height(), 60.0)
         per_col = width / max(len(cols), 1)
-        col_w = max((fm.horizontalAdvance(elide(c)) for c in cols), default=10.0) + 5
+        # narrow cells: a smaller key font (down to MIN_TICK_PT) before shortening or skipping any label
+        col_font = QFont(self.font())
+        base_pt = col_font.pointSizeF() if col_font.pointSizeF() > 0 else 9.0
+        col_fm = fm
+        pt = base_pt
+        while True:
+            col_w = max((col_fm.horizontalAdvance(elide(c)) for c in cols), default=10.0) + 3
+            if col_w <= per_col or pt - 1 < MIN_TICK_PT:
+                break
+            pt -= 1
+            col_font.setPointSizeF(pt)
+            col_fm = QFontMetricsF(col_font)
+        if pt != self._col_tick_pt:
+            self._col_tick_pt = pt
+            self.plot.getAxis("bottom").setStyle(tickFont=col_font if pt != base_pt else None)
+        fm_cols = col_fm
         stride_c = max(1, math.ceil(col_w / per_col))
         col_text = [elide(c) for c in cols]
-        if stride_c > 1 and per_col - 5 >= fm.horizontalAdvance("ab…"):
+        if stride_c > 1 and per_col - 5 >= fm_cols.horizontalAdvance("ab…"):
             # every key keeps a label: shorten them ("because" -> "bec…") rather than skip some
-            col_text = [fm.elidedText(c, Qt.TextElideMode.ElideRight, per_col - 5) for c in cols]
+            col_text = [fm_cols.elidedText(c, Qt.TextElideMode.ElideRight, per_col - 5) for c in cols]
             stride_c = 1
         stride_r = max(1, math.ceil((fm.height() + 2) / (height / max(len(rows), 1))))
         self.plot.getAxis("bottom").setTicks(

@@ -44,3 +44,25 @@ def test_head_titles_shorten_when_the_maps_are_narrow(qtbot):
     grid.resize(900, 500)
     qtbot.wait(50)
     assert "layer 2 · head 3" in grid.map_item(1, 2).titleLabel.text
+
+
+def test_narrow_heatmap_shrinks_key_labels_before_dropping_any(qtbot):
+    import numpy as np
+
+    from app.views.heatmap import MIN_TICK_PT, HeatmapWidget
+
+    hm = HeatmapWidget(title="scaled")
+    qtbot.addWidget(hm)
+    hm.resize(480, 300)
+    hm.set_data(np.arange(9.0).reshape(3, 3), ["cat", "sat", "mat"], ["cat", "sat", "mat"], kind="signed")
+    hm.show()
+    qtbot.waitExposed(hm)
+    qtbot.wait(50)
+    axis = hm.plot.getAxis("bottom")
+    assert axis.style["tickFont"] is None  # room enough: the normal font
+    assert [t for _, t in axis._tickLevels[0]] == ["cat", "sat", "mat"]
+    hm.resize(190, 300)  # cells ~23 px wide: "sat" at the normal size does not fit, at 7-8 pt it does
+    qtbot.wait(50)
+    font = axis.style["tickFont"]
+    assert font is not None and MIN_TICK_PT <= font.pointSizeF() < hm.font().pointSizeF()
+    assert [t for _, t in axis._tickLevels[0]] == ["cat", "sat", "mat"]  # all three keys keep their label
