@@ -3,8 +3,8 @@
 Teardown: PySide deletes every C++ object still owned by a Python wrapper in an ``atexit`` hook, in no fixed
 order. A pyqtgraph item deleted there can be re-parented by its parent's destructor, which calls a Python
 override during interpreter finalisation; shiboken then crashes in ``PepException_GetArgs`` (SIGSEGV at exit, in
-~20 % of runs that close the window soon after opening it; seen in CI). ``delete_now`` deletes a widget tree while
-the interpreter is healthy, so nothing of it is left for that hook.
+12–30 % of runs of a script that closes the window right after opening it; seen in CI). ``delete_now`` deletes a
+widget tree while the interpreter is healthy, so nothing of it is left for that hook.
 
 Reference counts:
 

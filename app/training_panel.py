@@ -128,8 +128,8 @@ class TrainingPanel(QWidget):
         self._warm = _Warmup(self)
         self._warm.done.connect(self.form.refresh_devices)
         self._warm.done.connect(self._preview_untrained)
-        # not a daemon: a thread still importing torch while the interpreter shuts down segfaults (seen in CI
-        # when the window closed within ~2 s of opening); shutdown() and interpreter exit wait for it instead
+        # not a daemon: a thread still importing torch or stepping a model while the interpreter shuts down can
+        # crash it; shutdown() (on close) and interpreter exit wait for it instead
         self._closing = False
         self._warm_thread = threading.Thread(target=self._warm_up, name="torch-warm-up")
         if self.warm_up_torch:

@@ -262,3 +262,19 @@ def test_projection_mode_hover_outlines_the_x_and_w_cells(window):
     window._on_mode_chosen(0)  # Q, K, V mode: the Q and K editors themselves
     hm["scores"].cellHovered.emit(1, 0)
     assert window.editors["Q"].model.highlight_rows == (1,) and window.editors["K"].model.highlight_rows == (0,)
+
+
+def test_multi_head_explains_a_fully_blocked_row_and_a_blocked_cell(window):
+    window.load_preset("lesson-random-4x8")
+    window.controls.heads_spin.setValue(2)
+    window.view_tabs.setCurrentWidget(window.multihead)
+    window.controls.mask_combo.setCurrentIndex(window.controls.mask_combo.findData("custom"))
+    for j in range(4):
+        window._on_click("weights", 1, j)  # block every key for query 1
+    window._on_click("weights", 2, 0)  # and one key for query 2
+    mh = window.multihead
+    np.testing.assert_array_equal(mh.head_maps[1].values()[1], np.zeros(4))
+    mh.head_maps[1].cellHovered.emit(1, 2)
+    assert "all zeros (not NaN)" in window.explain_label.text()
+    mh.head_maps[0].cellHovered.emit(2, 0)
+    assert "Blocked by the custom mask" in window.explain_label.text()
