@@ -226,7 +226,6 @@ class HeadGrid(QWidget):
                 gl.addItem(c.plot, row=3 * li, col=h)
                 gl.addItem(c.stats, row=3 * li + 1, col=h)
                 gl.addItem(c.spark, row=3 * li + 2, col=h)
-                c.plot.setTitle(self._title(li, h), size="9pt")
         for li in range(layers):
             gl.layout.setRowStretchFactor(3 * li, 10)
             gl.layout.setRowStretchFactor(3 * li + 1, 0)
@@ -236,7 +235,7 @@ class HeadGrid(QWidget):
         self.colorbar.setImageItem([c.image for c in self._cells.values()])
         gl.addItem(self.colorbar, row=0, col=heads, rowspan=3 * layers)
         self._shape = (layers, heads)
-        self._short_titles = self.width() / (heads + 0.4) < self.SHORT_TITLES_BELOW
+        self._short_titles = self._titles_must_shorten()
         self._retitle()
         self._apply_disabled()
 
@@ -249,14 +248,16 @@ class HeadGrid(QWidget):
         text = f"L{layer + 1} · H{head + 1}" if self._short_titles else f"layer {layer + 1} · head {head + 1}"
         return f"<span style='color:#c00000'>{text}</span>" if off else text
 
+    def _titles_must_shorten(self) -> bool:
+        return self.width() / (max(self._shape[1], 1) + 0.4) < self.SHORT_TITLES_BELOW  # colour bar ≈ 0.4 column
+
     def _retitle(self) -> None:
         for (li, h), c in self._cells.items():
             c.plot.setTitle(self._title(li, h, (li, h) in self._disabled), size="9pt")
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
-        heads = max(self._shape[1], 1)
-        short = self.width() / (heads + 0.4) < self.SHORT_TITLES_BELOW  # the colour bar takes ~0.4 of a column
+        short = self._titles_must_shorten()
         if short != self._short_titles:
             self._short_titles = short
             self._retitle()
