@@ -14,6 +14,7 @@ import numpy as np
 from .state import PlaygroundState, Result
 
 MAX_TERMS = 6
+EXPLAIN_HINT = "Hover over any cell to see where its number comes from; click to pin it."
 
 
 @dataclass

@@ -38,7 +38,7 @@ from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
 from . import __version__
 from .commands import CellCommand, StateCommand
-from .explain import MULTIHEAD_VIEWS, explain, explain_multihead, with_projection_sources
+from .explain import EXPLAIN_HINT, MULTIHEAD_VIEWS, explain, explain_multihead, with_projection_sources
 from .resources import read_style, resource_path
 from .session import SessionError, load_session, save_session
 from .settings import Settings
@@ -192,7 +192,7 @@ class MainWindow(QMainWindow):
         self.view_tabs.addTab(self.multihead, "Multi-head")
         self.view_tabs.currentChanged.connect(self._on_view_tab_changed)
         cv.addWidget(self.view_tabs, 1)
-        self.explain_label = QLabel("Hover over any cell to see where its number comes from; click to pin it.")
+        self.explain_label = QLabel(EXPLAIN_HINT)
         self.explain_label.setObjectName("explainLabel")
         self.explain_label.setWordWrap(True)
         self.explain_label.setTextFormat(Qt.TextFormat.RichText)
@@ -468,7 +468,7 @@ class MainWindow(QMainWindow):
         self._explain(view, i, j)
 
     def _explain_hint(self) -> None:
-        self.explain_label.setText("Hover over any cell to see where its number comes from; click to pin it.")
+        self.explain_label.setText(EXPLAIN_HINT)
         self.pipeline.set_highlights({})
         self.multihead.set_highlights({})
         for ed in self.editors.values():
