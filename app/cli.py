@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-VIEWS = ("scores", "scaled", "masked", "weights", "output")
-VIEW_TITLES = {
-    "scores": "Raw scores  Q·Kᵀ",
-    "scaled": "Scaled scores  Q·Kᵀ × scale",
-    "masked": "Masked scores",
-    "weights": "Attention weights  softmax(scaled)",
-    "output": "Output  weights · V",
-}
+from attention_core.steps import STEP_NAMES, STEP_TITLES, default_scale  # torch-free
+
+VIEWS = STEP_NAMES  # what `export --view` accepts
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -116,6 +112,23 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def export_title(view: str, preset_name: str, scale: float | None, d_k: int) -> str:
+    """An exported map's title: the step's title, the scale behind it (every step after the raw scores depends on
+    it; ``None`` = the default 1/√d_k), then the preset: "Scaled scores (× 1, unscaled) — magnitude"."""
+    if view == "scores":
+        return f"{STEP_TITLES[view]} — {preset_name}"
+    if scale is None:
+        words = f"1/√{d_k}"
+    elif scale == 1.0:
+        words = "1, unscaled"
+    elif math.isclose(scale, default_scale(d_k)):
+        words = f"{scale:g} = 1/√{d_k}"
+    else:
+        words = f"{scale:g}"
+    scale_part = f"(× {words})" if view == "scaled" else f"(scale {words})"
+    return f"{STEP_TITLES[view]} {scale_part} — {preset_name}"
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from attention_core import attention_steps, causal_mask
     from attention_core.presets import get_preset
@@ -146,7 +159,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     values = getattr(steps, view)
     rows = list(preset.query_tokens)
     cols = list(preset.key_tokens) if view != "output" else [f"v{j}" for j in range(values.shape[1])]
-    title = f"{VIEW_TITLES[view]} — {preset.name}"
+    title = export_title(view, preset.name, args.scale, preset.q.shape[1])
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
     from .export import export_heatmap
 

@@ -1,65 +1,72 @@
-"""Undoable edits. Each command stores the state's snapshot before and after (the state is small), so every
-kind of edit undoes the same way; a scrub of one cell merges into one step."""
+"""Undoable edits of the Playground model. A command calls model methods and nothing else: the model's events
+bring every view up to date, so no command knows a widget.
+
+``UndoableEdits`` is what views call: it runs the model method once (a ``ValueError`` refuses the edit, changes
+nothing and is reported through ``refused``), then pushes a command whose first ``redo`` has nothing left to do.
+Every discrete change is its own step; continuous drags (a cell scrub, the scale slider) pass a ``merge_key`` and
+merge into one step.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtGui import QUndoCommand
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from .state import PlaygroundState
+from .models.playground import PlaygroundModel
 
 _MERGE_ID = 4242
 
 
-class StateCommand(QUndoCommand):
-    """Restore ``after`` on redo and ``before`` on undo, then tell the window to refresh."""
+class ModelCommand(QUndoCommand):
+    """Any edit: ``before``/``after`` snapshots, restored through ``model.restore`` on undo/redo."""
 
-    def __init__(self, state: PlaygroundState, before: dict[str, Any], after: dict[str, Any], text: str,
-                 on_change: Callable[[], None], merge_key: str | None = None) -> None:
+    def __init__(self, model: PlaygroundModel, before: dict[str, Any], after: dict[str, Any], text: str,
+                 merge_key: str | None = None) -> None:
         super().__init__(text)
-        self.state, self.before, self.after = state, before, after
-        self.on_change, self.merge_key = on_change, merge_key
+        self.model, self.before, self.after, self.merge_key = model, before, after, merge_key
+        self._applied = True  # built after the model already changed: the push's redo has nothing to do
 
     def redo(self) -> None:
-        self.state.restore(self.after)
-        self.on_change()
+        if self._applied:
+            self._applied = False
+            return
+        self.model.restore(self.after)
 
     def undo(self) -> None:
-        self.state.restore(self.before)
-        self.on_change()
+        self.model.restore(self.before)
 
     def id(self) -> int:  # noqa: A003 (Qt API)
         return _MERGE_ID if self.merge_key else -1
 
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802
-        if isinstance(other, StateCommand) and other.merge_key and other.merge_key == self.merge_key:
+        if isinstance(other, ModelCommand) and other.merge_key and other.merge_key == self.merge_key:
             self.after = other.after
             return True
         return False
 
 
 class CellCommand(QUndoCommand):
-    """One cell of one matrix: the hot path of typing and scrubbing, without whole-state snapshots.
+    """One cell of one matrix: the hot path of typing and scrubbing, without whole-model snapshots."""
 
-    Consecutive scrub steps with the same ``merge_key`` (one drag of one cell) merge into one undo step.
-    """
-
-    def __init__(self, state: PlaygroundState, name: str, row: int, col: int, old: float, new: float,
-                 on_change: Callable[[], None], merge_key: str | None = None) -> None:
+    def __init__(self, model: PlaygroundModel, name: str, row: int, col: int, old: float, new: float,
+                 merge_key: str | None = None) -> None:
         super().__init__(f"Edit {name}[{row}, {col}]")
-        self.state, self.name, self.row, self.col = state, name, row, col
-        self.old, self.new = old, new
-        self.on_change, self.merge_key = on_change, merge_key
+        self.model, self.name, self.row, self.col = model, name, row, col
+        self.old, self.new, self.merge_key = old, new, merge_key
+        self._applied = True
 
     def redo(self) -> None:
-        self.state.set_cell(self.name, self.row, self.col, self.new)
-        self.on_change()
+        if self._applied:
+            self._applied = False
+            return
+        self.model.set_cell(self.name, self.row, self.col, self.new)
 
     def undo(self) -> None:
-        self.state.set_cell(self.name, self.row, self.col, self.old)
-        self.on_change()
+        self.model.set_cell(self.name, self.row, self.col, self.old)
 
     def id(self) -> int:  # noqa: A003 (Qt API)
         return _MERGE_ID if self.merge_key else -1
@@ -69,3 +76,43 @@ class CellCommand(QUndoCommand):
             self.new = other.new
             return True
         return False
+
+
+class UndoableEdits(QObject):
+    """The one door for user edits: model method → undo stack. ``refused(message)`` when the model says no."""
+
+    refused = Signal(str)
+    accepted = Signal()
+
+    def __init__(self, model: PlaygroundModel, stack: QUndoStack, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.model, self.stack = model, stack
+
+    def apply(self, text: str, fn: Callable[[PlaygroundModel], Any], merge_key: str | None = None) -> bool:
+        """Run ``fn(model)`` as one undo step. Returns False (and emits ``refused``) when the model refuses."""
+        before = self.model.snapshot()
+        try:
+            fn(self.model)
+        except ValueError as exc:
+            self.refused.emit(str(exc))
+            return False
+        after = self.model.snapshot()
+        self.accepted.emit()
+        if after != before:
+            self.stack.push(ModelCommand(self.model, before, after, text, merge_key))
+        return True
+
+    def set_cell(self, name: str, row: int, col: int, value: float, merge_key: str | None = None) -> bool:
+        """One cell as one undo step (a scrub's steps share a ``merge_key`` and merge)."""
+        m = self.model.matrices.get(name)
+        inside = m is not None and 0 <= row < m.shape[0] and 0 <= col < m.shape[1]
+        old = float(m[row, col]) if m is not None and inside else math.nan
+        try:
+            self.model.set_cell(name, row, col, value)  # validates name, cell and value (the one check)
+        except ValueError as exc:
+            self.refused.emit(str(exc))
+            return False
+        self.accepted.emit()
+        if old != value:
+            self.stack.push(CellCommand(self.model, name, row, col, old, float(value), merge_key))
+        return True

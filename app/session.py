@@ -8,7 +8,8 @@ from typing import Any
 
 from attention_core.fileio import atomic_write
 
-from .state import PlaygroundState
+from .models.playground import PlaygroundModel
+from .models.state import PlaygroundState
 
 FORMAT = "attention-playground-session"
 VERSION = 1
@@ -19,13 +20,15 @@ class SessionError(ValueError):
     """The file cannot be opened as a session; the message says why."""
 
 
-def save_session(path: str | Path, state: PlaygroundState) -> None:
-    text = json.dumps({"format": FORMAT, "version": VERSION, "state": state.snapshot()}, indent=1)
+def save_session(path: str | Path, snapshot: dict[str, Any]) -> None:
+    """Write a model snapshot (``PlaygroundModel.snapshot()``) atomically."""
+    text = json.dumps({"format": FORMAT, "version": VERSION, "state": snapshot}, indent=1)
     atomic_write(path, lambda fh: fh.write(text), text=True)
 
 
-def load_session(path: str | Path) -> PlaygroundState:
-    """Read and validate a session; the caller's current state is untouched if this raises."""
+def load_session(path: str | Path) -> dict[str, Any]:
+    """Read and validate a session; returns a snapshot for ``PlaygroundModel.restore``. Raises SessionError with
+    the reason (the caller's current state is untouched)."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_BYTES:
@@ -39,6 +42,8 @@ def load_session(path: str | Path) -> PlaygroundState:
         data: Any = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise SessionError(f"{path.name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise SessionError(f"{path.name}: nested too deeply to be a session") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{path.name}: not an Attention Playground session (no '{FORMAT}' format field)")
     version = data.get("version")
@@ -46,7 +51,12 @@ def load_session(path: str | Path) -> PlaygroundState:
         raise SessionError(f"{path.name}: missing or invalid version field")
     if version > VERSION:
         raise SessionError(f"{path.name}: written by a newer version of the app (session version {version})")
+    raw_state = data.get("state")
     try:
-        return PlaygroundState.from_snapshot(data.get("state"))
-    except ValueError as exc:
+        snapshot = PlaygroundState.from_snapshot(raw_state).snapshot()
+        PlaygroundModel(preset=None).restore(snapshot)  # its numbers must be showable too (no overflow)
+    except (ValueError, RecursionError) as exc:
         raise SessionError(f"{path.name}: {exc}") from None
+    device = raw_state.get("device", "cpu") if isinstance(raw_state, dict) else "cpu"
+    snapshot["device"] = device if isinstance(device, str) else "cpu"
+    return snapshot

@@ -18,7 +18,7 @@ import gc
 from collections.abc import Callable, Generator
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer
+from PySide6.QtCore import QThreadPool, QTimer
 from superqt.utils import FunctionWorker, GeneratorWorker, WorkerBase, create_worker
 
 __all__ = ["FunctionWorker", "GeneratorWorker", "GuiThreadGC", "run_generator", "run_in_background",

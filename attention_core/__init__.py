@@ -4,6 +4,7 @@ Public contract (used by the GUI, the CLI and users' scripts; names are stable):
 
 - ``attention_steps(q, k, v, *, mask=None, scale=None, device="cpu") -> AttentionSteps``
   (fields ``scores``, ``scaled``, ``masked``, ``weights``, ``output``); ``attention`` (fused bulk path)
+- ``default_scale(d_k)`` (1/√d_k), ``STEP_NAMES`` and ``STEP_TITLES`` (the five steps, their plain titles)
 - ``causal_mask(n)``, ``padding_mask(lengths, max_len)``; **mask convention: True = may attend**
 - ``attention_entropy(weights)``, ``focus_score(weights)``
 - ``MultiHeadAttention``, ``multi_head_steps``, ``parameter_count``, ``TinyTransformer``
@@ -22,7 +23,7 @@ from typing import Any
 from .devices import available_devices, resolve_device
 from .masks import causal_mask, padding_mask
 from .metrics import attention_entropy, focus_score
-from .steps import AttentionSteps, attention, attention_steps
+from .steps import STEP_NAMES, STEP_TITLES, AttentionSteps, attention, attention_steps, default_scale
 
 _LAZY = {
     "MultiHeadAttention": "multihead", "MultiHeadSteps": "heads", "multi_head_steps": "heads",
@@ -40,7 +41,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "AttentionSteps", "attention", "attention_steps", "available_devices", "resolve_device", "causal_mask",
+    "AttentionSteps", "attention", "attention_steps", "default_scale", "STEP_NAMES", "STEP_TITLES",
+    "available_devices", "resolve_device", "causal_mask",
     "padding_mask", "attention_entropy", "focus_score", *_LAZY,
 ]
 

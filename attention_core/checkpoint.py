@@ -98,3 +98,90 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[TinyTransfor
     model.load_state_dict(tensors)
     model.eval()
     return model.to(resolve_device(device)), meta
+
+
+def save_model_files(path: str | Path, model: TinyTransformer, train_config: dict[str, Any], *, step: int,
+                     probe: list[int] | None = None, config_path: str | Path | None = None,
+                     extra: dict[str, Any] | None = None) -> Path:
+    """Save a trained model the one way the app and the CLI do: ``path`` (safetensors: weights, with the training
+    config, step and probe in its metadata — what loading reads) and a JSON file with the same config for people
+    and other tools (``config_path``, default ``path`` with the suffix ``.json``). Returns the JSON's path."""
+    extra = {"train_config": dict(train_config), "step": int(step), **(extra or {})}
+    if probe is not None:
+        extra["probe"] = [int(t) for t in probe]
+    save_checkpoint(path, model, extra=extra)
+    text = json.dumps({"model_config": model.config.to_dict(), **extra}, indent=2)
+    json_path = Path(config_path) if config_path is not None else Path(path).with_suffix(".json")
+    atomic_write(json_path, lambda fh: fh.write(text), text=True)
+    return json_path
+
+
+HISTORY_FORMAT = "attention-playground/training-history"
+_REPORT_SCALARS = ("step", "total_steps", "epoch", "loss", "train_accuracy", "evaluated", "test_loss",
+                   "reversal_accuracy", "sequence_accuracy", "train_sequence_accuracy", "seconds", "wall_seconds")
+
+
+def history_path(model_path: str | Path) -> Path:
+    """Where a model's recorded history lives: ``NAME.history.safetensors`` beside ``NAME.safetensors``."""
+    p = Path(model_path)
+    return p.with_name(p.stem + ".history.safetensors")
+
+
+def save_history(path: str | Path, entries: list[tuple[Any, list[int], dict[str, Any] | None]]) -> None:
+    """A run's recorded steps as safetensors (never pickle): per entry ``(TrainingReport, probe tokens, parameters
+    as numpy arrays or None)``. Scalars and probes go into the metadata as JSON; maps, head scores and parameters
+    are tensors named ``NNNNN/...``."""
+    import numpy as np
+    from safetensors.numpy import save
+
+    tensors: dict[str, Any] = {}
+    rows = []
+    for i, (report, probe, params) in enumerate(entries):
+        key = f"{i:05d}"
+        row = {name: getattr(report, name) for name in _REPORT_SCALARS}
+        row["evaluated"] = bool(row["evaluated"])
+        row["probe"] = [int(t) for t in probe]
+        row["layers"] = len(report.probe_weights)
+        row["has_params"] = params is not None
+        rows.append(row)
+        tensors[f"{key}/head_reversal_scores"] = np.ascontiguousarray(report.head_reversal_scores, dtype=np.float64)
+        for li, w in enumerate(report.probe_weights):
+            tensors[f"{key}/probe_weights/{li}"] = np.ascontiguousarray(w, dtype=np.float64)
+        for name, value in (params or {}).items():
+            tensors[f"{key}/param/{name}"] = np.ascontiguousarray(value)
+    metadata = {"format": HISTORY_FORMAT, "format_version": "1", "reports": json.dumps(rows)}
+    blob = save(tensors, metadata=metadata)
+    atomic_write(path, lambda fh: fh.write(blob))
+
+
+def load_history(path: str | Path) -> list[tuple[Any, list[int], dict[str, Any] | None]]:
+    """Read what ``save_history`` wrote; raises ``CheckpointError`` with the reason for a damaged file."""
+    from safetensors import safe_open
+    from safetensors.numpy import load_file
+
+    from .training import TrainingReport
+
+    path = Path(path)
+    try:
+        with safe_open(str(path), framework="np") as f:
+            meta = f.metadata() or {}
+        tensors = load_file(str(path))
+        if meta.get("format") != HISTORY_FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}, expected {HISTORY_FORMAT!r}")
+        rows = json.loads(meta["reports"])
+        out: list[tuple[Any, list[int], dict[str, Any] | None]] = []
+        for i, row in enumerate(rows):
+            key = f"{i:05d}"
+            weights = [tensors[f"{key}/probe_weights/{li}"] for li in range(int(row["layers"]))]
+            prefix = f"{key}/param/"
+            params = ({k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+                      if row.get("has_params") else None)
+            report = TrainingReport(**{name: row[name] for name in _REPORT_SCALARS},
+                                    head_reversal_scores=tensors[f"{key}/head_reversal_scores"],
+                                    probe_weights=weights)
+            out.append((report, [int(t) for t in row["probe"]], params))
+    except CheckpointError:
+        raise
+    except Exception as exc:
+        raise CheckpointError(f"{path}: damaged training history ({exc})") from None
+    return out

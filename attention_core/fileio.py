@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 def atomic_write(path: str | Path, write: Callable[[Any], None], text: bool = False) -> None:
@@ -15,7 +15,8 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], text: bool = Fa
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w" if text else "wb", **({"newline": "", "encoding": "utf-8"} if text else {})) as fh:
+        fh: IO[Any] = os.fdopen(fd, "w", newline="", encoding="utf-8") if text else os.fdopen(fd, "wb")
+        with fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())

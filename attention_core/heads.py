@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_finite, to_numpy
+from ._validate import check_finite, to_bool_mask, to_numpy
 from .steps import AttentionSteps, attention_steps
 
 
@@ -72,6 +72,13 @@ def multi_head_steps(
     if num_heads < 1:
         raise ValueError(f"num_heads must be >= 1, got {num_heads}")
     qh, kh, vh = split_heads(qa, num_heads, "q"), split_heads(ka, num_heads, "k"), split_heads(va, num_heads, "v")
+    if mask is not None:  # one sequence: batch dims of size 1 (e.g. a (1, 1, Lq, Lk) mask) go, per-head masks stay
+        m = to_bool_mask(mask, "mask")
+        while m.ndim > 3 and m.shape[0] == 1:
+            m = m[0]
+        if m.ndim > 3:
+            raise ValueError(f"mask: shape {m.shape} has a batch dimension, but multi_head_steps attends one sequence")
+        mask = m
     heads = attention_steps(qh, kh, vh, mask=mask, scale=scale, device=device)
     concat = np.swapaxes(heads.output, 0, 1).reshape(qa.shape[0], -1)
     if w_o is None:

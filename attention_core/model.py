@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn as nn
@@ -96,13 +96,16 @@ class TinyTransformer(nn.Module):
         return self.head(self.norm(x)), all_weights
 
     # --- ablation -------------------------------------------------------------------------------------
+    def _attention(self, layer: int) -> MultiHeadAttention:
+        return cast(TransformerBlock, self.layers[layer]).attention  # ModuleList items are typed as Module
+
     def set_head_enabled(self, layer: int, head: int, enabled: bool) -> None:
         """Switch one head's output on or off (its contribution before W_o is zeroed)."""
-        self.layers[layer].attention.head_mask[head] = 1.0 if enabled else 0.0
+        self._attention(layer).head_mask[head] = 1.0 if enabled else 0.0
 
     def head_enabled(self, layer: int, head: int) -> bool:
-        return bool(self.layers[layer].attention.head_mask[head] != 0)
+        return bool(self._attention(layer).head_mask[head] != 0)
 
     def disabled_heads(self) -> list[tuple[int, int]]:
-        return [(li, h) for li, layer in enumerate(self.layers)
-                for h in range(layer.attention.num_heads) if not self.head_enabled(li, h)]
+        return [(li, h) for li in range(len(self.layers))
+                for h in range(self._attention(li).num_heads) if not self.head_enabled(li, h)]

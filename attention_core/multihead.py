@@ -5,7 +5,6 @@ Shapes: B batch, H heads, L sequence, d_model = H * d_k.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ import torch.nn as nn
 
 from ._validate import to_bool_mask, to_numpy
 from .heads import MultiHeadSteps, check_heads, multi_head_steps, parameter_count, split_heads  # noqa: F401
+from .steps import default_scale
 
 
 def mask_to_torch(mask: Any, device: torch.device | str) -> torch.Tensor | None:
@@ -44,6 +44,8 @@ class MultiHeadAttention(nn.Module):
     ``head_mask`` (H,), not saved with the weights: 0 switches a head's output off (ablation).
     """
 
+    head_mask: torch.Tensor  # a non-persistent buffer (register_buffer below)
+
     def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
         super().__init__()
         self.d_k = check_heads(d_model, num_heads)
@@ -73,7 +75,7 @@ class MultiHeadAttention(nn.Module):
         q = self._split(self.W_q(query))
         k = self._split(self.W_k(key))
         v = self._split(self.W_v(value))
-        scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(self.d_k))  # (B, H, Lq, Lk)
+        scores = (q @ k.transpose(-1, -2)) * default_scale(self.d_k)  # (B, H, Lq, Lk)
         m = mask_to_torch(mask, scores.device)
         if m is not None:
             try:

@@ -51,9 +51,14 @@ def _from_projections(name: str, title: str, story: str, tokens: list[str], x: n
 def _cat_sat_mat() -> Preset:
     x = np.array([[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]])
     eye = np.eye(4)
-    w = attention_steps(x, x, x).weights
-    story = (f"3 tokens, d=4, identity projections so Q=K=V=X. 'cat' puts {w[0, 0]:.1%} on itself: "
-             "each token's largest score is its own squared length.")
+    s = attention_steps(x, x, x)
+    w, raw = s.weights, s.scores
+    # computed, not copied: the guide says every token attends most to itself, but with these vectors 'sat' and
+    # 'mat' score higher with the long 'cat' than with themselves
+    others = [(name, i) for i, name in ((1, "sat"), (2, "mat")) if raw[i].argmax() != i]
+    tail = ("; ".join(f"'{name}' scores {raw[i, 0]:.2f} with 'cat' but {raw[i, i]:.2f} with itself"
+                      for name, i in others) + ": a long key wins dot products.") if others else ""
+    story = (f"3 tokens, d=4, identity projections so Q=K=V=X. 'cat' puts {w[0, 0]:.1%} on itself. {tail}")
     return _from_projections("cat-sat-mat", "cat / sat / mat (guide 003)", story, ["cat", "sat", "mat"],
                              x, eye, eye, eye.copy(), "003 'Attention: The Heart of Transformers', worked example")
 

@@ -13,12 +13,41 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ._validate import check_finite, to_bool_mask, to_numpy
 from .devices import resolve_device
+
+STEP_NAMES = ("scores", "scaled", "masked", "weights", "output")
+"""The five steps in reading order: the ``AttentionSteps`` fields the views, the CLI and the models name."""
+STEP_TITLES = {
+    "scores": "Scores Q·Kᵀ",
+    "scaled": "Scaled scores",
+    "masked": "Masked scores",
+    "weights": "Weights = softmax",
+    "output": "Output = weights·V",
+}
+"""Plain-text title of each step (no numbering); views add their own decoration (e.g. "① ")."""
+
+
+def default_scale(d_k: int) -> float:
+    """The standard scale 1/√d_k (1.0 for an empty key width, so nothing divides by zero)."""
+    return 1.0 / math.sqrt(d_k) if d_k > 0 else 1.0
+
+
+class _Shaped(Protocol):
+    """Anything with a numpy-like shape: numpy arrays and torch tensors."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def ndim(self) -> int: ...
+
+
+_Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -50,7 +79,7 @@ class AttentionSteps:
         return int(self.q.shape[-1])
 
 
-def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...]:
+def _check_shapes(q: _Shaped, k: _Shaped, v: _Shaped) -> tuple[int, ...]:
     for name, arr in (("q", q), ("k", k), ("v", v)):
         if arr.ndim < 2:
             raise ValueError(f"{name}: expected rank >= 2 (..., L, d), got shape {arr.shape}")
@@ -70,7 +99,8 @@ def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...
         ) from None
 
 
-def _prepare(q: Any, k: Any, v: Any, mask: Any, scale: Any):
+def _prepare(q: Any, k: Any, v: Any, mask: Any,
+             scale: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float]:
     qa, ka, va = to_numpy(q, "q"), to_numpy(k, "k"), to_numpy(v, "v")
     batch = _check_shapes(qa, ka, va)
     for name, arr in (("q", qa), ("k", ka), ("v", va)):
@@ -92,7 +122,7 @@ def _prepare(q: Any, k: Any, v: Any, mask: Any, scale: Any):
             ) from None
         mask_b = np.broadcast_to(m, full)
     if scale is None:
-        scale_f = 1.0 / math.sqrt(qa.shape[-1]) if qa.shape[-1] > 0 else 1.0
+        scale_f = default_scale(qa.shape[-1])
     else:
         try:
             scale_f = float(scale)
@@ -113,7 +143,8 @@ def _softmax_masked_np(masked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights, fully[..., 0]
 
 
-def _steps_numpy(qa, ka, va, mask_b, scale_f):
+def _steps_numpy(qa: np.ndarray, ka: np.ndarray, va: np.ndarray, mask_b: np.ndarray | None,
+                 scale_f: float) -> _Parts:
     scores = qa @ np.swapaxes(ka, -1, -2)
     scaled = scores * scale_f
     if mask_b is None:
@@ -125,7 +156,8 @@ def _steps_numpy(qa, ka, va, mask_b, scale_f):
     return scores, scaled, masked, weights, output, fully
 
 
-def _steps_torch(qa, ka, va, mask_b, scale_f, device: str):
+def _steps_torch(qa: np.ndarray, ka: np.ndarray, va: np.ndarray, mask_b: np.ndarray | None, scale_f: float,
+                 device: str) -> _Parts:
     import torch
 
     with torch.no_grad():
@@ -146,9 +178,9 @@ def _steps_torch(qa, ka, va, mask_b, scale_f, device: str):
         output = weights @ v
         if device.startswith("cuda"):
             torch.cuda.synchronize(device)
-        out = [t.cpu().numpy() for t in (scores, scaled, masked, weights, output)]
+        sc, sd, mk, wt, op = (t.cpu().numpy() for t in (scores, scaled, masked, weights, output))
         fully = (~allowed_any[..., 0]).cpu().numpy()
-    return (*out, np.broadcast_to(fully, out[3].shape[:-1]))
+    return sc, sd, mk, wt, op, np.broadcast_to(fully, wt.shape[:-1])
 
 
 def attention_steps(
@@ -200,6 +232,14 @@ def attention(q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None =
             m = mask.to(dev)
         else:
             m = torch.as_tensor(to_bool_mask(mask), device=dev)
+        try:  # the same contract as attention_steps: any rank that broadcasts to (..., Lq, Lk)
+            full = torch.broadcast_shapes(m.shape, (*tq.shape[:-1], tk.shape[-2]))
+        except RuntimeError:
+            raise ValueError(f"mask of shape {tuple(m.shape)} does not broadcast to scores of shape "
+                             f"{(*tq.shape[:-1], tk.shape[-2])}") from None
+        extra = len(full) - tq.dim()  # a mask with more leading dims than q adds them to the result
+        if extra > 0:
+            tq, tk, tv = (t.reshape((1,) * extra + tuple(t.shape)) for t in (tq, tk, tv))
     out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=m, scale=scale)
     if m is not None:
         blocked_rows = ~m.any(dim=-1, keepdim=True)

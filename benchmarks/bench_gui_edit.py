@@ -36,7 +36,7 @@ app = make_application()
 w = create_main_window(settings=QSettings(sys.argv[2], QSettings.Format.IniFormat))
 w.show()
 app.processEvents()
-assert w.result is not None and w.pipeline.heatmaps["weights"].values().size
+assert w.playground.computation is not None and w.pipeline.heatmaps["weights"].values().size
 elapsed = time.time() - t0
 print(f"{elapsed:.4f} torch={'torch' in sys.modules}", flush=True)
 os._exit(0)  # the measurement is done; skip Qt teardown
@@ -68,8 +68,8 @@ def bench_edits(window, tokens: int, dims: int, edits: int) -> list[float]:
     from attention_core.presets import random_preset
 
     preset = random_preset(1, n_tokens=tokens, d_model=dims)
-    window.apply("bench preset", lambda s: s.load_preset(preset))
-    window.apply("bench mode", lambda s: s.set_mode("qkv"))
+    window.edits.apply("bench preset", lambda s: s.load_preset(preset))
+    window.edits.apply("bench mode", lambda s: s.set_mode("qkv"))
     QApplication.processEvents()
     heatmaps = list(window.pipeline.heatmaps.values())
     table = window.editors["Q"].table
@@ -77,13 +77,13 @@ def bench_edits(window, tokens: int, dims: int, edits: int) -> list[float]:
     times = []
     for n in range(edits + 10):
         i, j = n % tokens, (n * 3) % dims
-        value = float(window.state.matrices["Q"][i, j]) + (0.01 if n % 2 == 0 else -0.02)
+        value = float(window.playground.state.matrices["Q"][i, j]) + (0.01 if n % 2 == 0 else -0.02)
         before = [hm.paint_count for hm in heatmaps]
         table_before = painted.count
         # the table repaints only when the edited cell is scrolled into view
         cell_visible = table.viewport().rect().intersects(table.visualRect(table.model().index(i, j)))
         t0 = time.perf_counter()
-        window.set_cell("Q", i, j, value)
+        window.edits.set_cell("Q", i, j, value)
         while True:
             QApplication.processEvents()
             table_done = painted.count > table_before or not cell_visible
@@ -97,7 +97,7 @@ def bench_edits(window, tokens: int, dims: int, edits: int) -> list[float]:
     # the views must show the edited numbers
     from attention_core import attention_steps
 
-    q, k, v = window.state.projected()
+    q, k, v = window.playground.state.projected()
     ref = attention_steps(q, k, v)
     assert abs(window.pipeline.heatmaps["weights"].values() - ref.weights).max() < 1e-12
     return times
@@ -145,11 +145,13 @@ def main() -> int:
         app.processEvents()
         # let the background GPU listing (imports torch once) finish so it does not share the 2 cores with us
         deadline = time.time() + 30
-        while window.device_thread is None and time.time() < deadline:
+        while getattr(window, "device_worker", None) is None and time.time() < deadline:
             QApplication.processEvents()
             time.sleep(0.01)
-        if window.device_thread is not None:
-            window.device_thread.join(30)
+        worker = getattr(window, "device_worker", None)
+        while worker is not None and worker.is_running and time.time() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.01)
         QApplication.processEvents()
 
         rows = []

@@ -81,3 +81,12 @@ def test_export_refuses_unknown(tmp_path, args, fragment):
     r = run_cli("export", *args, "--out", str(tmp_path / "x.png"))
     assert r.returncode != 0 and fragment in r.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_export_title_names_the_scale_behind_the_map():
+    from app.cli import export_title
+
+    assert export_title("scores", "magnitude", 1.0, 2) == "Scores Q·Kᵀ — magnitude"  # raw scores: no scale
+    assert export_title("scaled", "magnitude", 1.0, 2) == "Scaled scores (× 1, unscaled) — magnitude"
+    assert export_title("weights", "cat-sat-mat", None, 4) == "Weights = softmax (scale 1/√4) — cat-sat-mat"
+    assert export_title("output", "x", 0.5, 4) == "Output = weights·V (scale 0.5 = 1/√4) — x"

@@ -1,14 +1,15 @@
 """Controls: scale (1/√d_k, 1, custom), mask (none/causal/padding/custom), heads, device; saturation readout.
 
-The panel only reports what the user chose (signals); the window turns choices into undoable edits.
+User choices go through ``UndoableEdits`` (one undo step each; the slider's drag merges); the widgets follow the
+model's events, written inside signal blockers so a model update never echoes back as an edit. Every text shown
+here is derived by the model.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -24,9 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_core import attention_entropy
-
-from ..state import PlaygroundState, Result
+from ..commands import UndoableEdits
+from ..models.playground import PlaygroundModel
+from ..models.playground_text import MASK_HINTS, heads_tooltip, scale_text, time_text
 
 SLIDER_STEPS = 200  # custom scale slider: log-spaced from 0.01 to 10
 
@@ -40,14 +41,9 @@ def scale_to_slider(scale: float) -> int:
 
 
 class ControlsPanel(QWidget):
-    scale_changed = Signal(str, float)  # mode, custom scale
-    mask_changed = Signal(str)
-    padding_toggled = Signal(int)
-    heads_changed = Signal(int)
-    device_changed = Signal(str)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, model: PlaygroundModel, edits: UndoableEdits, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.model, self.edits = model, edits
         self._updating = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -81,8 +77,7 @@ class ControlsPanel(QWidget):
         for mode, text in (("none", "none"), ("causal", "causal (no looking ahead)"),
                            ("padding", "padding (per-key toggles)"), ("custom", "custom (click cells)")):
             self.mask_combo.addItem(text, mode)
-        self.mask_combo.currentIndexChanged.connect(
-            lambda _i: not self._updating and self.mask_changed.emit(self.mask_combo.currentData()))
+        self.mask_combo.currentIndexChanged.connect(lambda _i: self._on_mask_chosen())
         ml.addWidget(self.mask_combo)
         self.padding_row = QWidget()
         self.padding_layout = QHBoxLayout(self.padding_row)
@@ -99,13 +94,19 @@ class ControlsPanel(QWidget):
         self.heads_spin = QSpinBox()
         self.heads_spin.setRange(1, 64)
         self.heads_spin.setToolTip("Split d_k and d_v into this many heads (must divide both)")
-        self.heads_spin.valueChanged.connect(lambda v: not self._updating and self.heads_changed.emit(v))
+        self.heads_spin.setKeyboardTracking(False)
+        self.heads_spin.valueChanged.connect(self._on_heads_chosen)
         fl.addRow("Heads", self.heads_spin)
         self.device_combo = QComboBox()
         self.device_combo.addItem("cpu")
         self.device_combo.setToolTip("Where attention is computed (CUDA appears when a GPU is present)")
-        self.device_combo.currentTextChanged.connect(lambda t: not self._updating and self.device_changed.emit(t))
+        self.device_combo.currentTextChanged.connect(self._on_device_chosen)
         fl.addRow("Device", self.device_combo)
+        self.device_note = QLabel()
+        self.device_note.setObjectName("errorLabel")
+        self.device_note.setWordWrap(True)
+        self.device_note.hide()
+        fl.addRow(self.device_note)
         self.time_label = QLabel("—")
         fl.addRow("Last compute", self.time_label)
         layout.addWidget(form_box)
@@ -118,60 +119,85 @@ class ControlsPanel(QWidget):
         satl.addWidget(self.saturation)
         layout.addWidget(sat_box)
         layout.addStretch(1)
+        ev = model.events
+        for event in (ev.scale, ev.dims, ev.mask, ev.tokens, ev.heads, ev.device, ev.devices):
+            event.connect(self.show_state)
+        ev.result.connect(self._on_result)
+        self.show_state()
+        self._on_result()
 
+    # ---------------------------------------------------------------- user choices → undoable edits
     def _emit_scale(self) -> None:
         if self._updating:
             return
         mode = next(m for m, b in self.scale_buttons.items() if b.isChecked())
-        self.scale_changed.emit(mode, slider_to_scale(self.slider.value()))
+        custom = slider_to_scale(self.slider.value())
+        self.edits.apply(f"Scale: {mode}", lambda m: m.set_scale_mode(mode, custom))
 
     def _on_slider(self, pos: int) -> None:
         if self._updating:
             return
-        self.scale_changed.emit("custom", slider_to_scale(pos))
+        # one drag of the slider is one undo step
+        self.edits.apply("Change scale", lambda m: m.set_scale_mode("custom", slider_to_scale(pos)),
+                         merge_key="scale-slider" if self.slider.isSliderDown() else None)
 
-    def set_devices(self, devices: list[str]) -> None:
-        self._updating = True
-        current = self.device_combo.currentText()
-        self.device_combo.clear()
-        self.device_combo.addItems(devices)
-        if current in devices:
-            self.device_combo.setCurrentText(current)
-        self._updating = False
+    def _on_mask_chosen(self) -> None:
+        if not self._updating:
+            mode = self.mask_combo.currentData()
+            if not self.edits.apply(f"Mask: {mode}", lambda m: m.set_mask(mode)):
+                self.show_state()  # refused: the combo goes back to the model's mask
 
-    def show_state(self, state: PlaygroundState, result: Result | None) -> None:
-        """Reflect the state in the widgets without emitting signals."""
+    def _on_heads_chosen(self, h: int) -> None:
+        if not self._updating and h != self.model.num_heads:
+            if not self.edits.apply(f"{h} heads", lambda m: m.set_heads(h)):
+                self.show_state()
+
+    def _on_device_chosen(self, device: str) -> None:
+        if not self._updating and device and device != self.model.device:
+            self.edits.apply(f"Device: {device}", lambda m: m.set_device(device))
+
+    def _on_padding_toggled(self, key: int) -> None:
+        if not self._updating:
+            self.edits.apply("Toggle padding key", lambda m: m.toggle_padding(key))
+
+    # ---------------------------------------------------------------- model → widgets
+    def show_state(self) -> None:
+        """Reflect the model in the widgets without emitting anything."""
+        state = self.model.state
         self._updating = True
+        blockers = [QSignalBlocker(w) for w in (self.slider, self.mask_combo, self.heads_spin, self.device_combo,
+                                                *self.scale_buttons.values())]
         try:
             self.scale_buttons[state.scale_mode].setChecked(True)
             self.slider.setValue(scale_to_slider(state.custom_scale))
             self.slider.setEnabled(state.scale_mode == "custom")
-            eff = state.scale()
-            self.scale_label.setText(f"scale = {eff:.4g} (temperature τ = {1 / eff:.3g})")
-            idx = self.mask_combo.findData(state.mask_mode)
-            self.mask_combo.setCurrentIndex(idx)
+            self.scale_label.setText(scale_text(state))
+            self.mask_combo.setCurrentIndex(self.mask_combo.findData(state.mask_mode))
             square = state.dims["Lq"] == state.dims["Lk"]
-            causal_item = self.mask_combo.model().item(self.mask_combo.findData("causal"))
+            causal_item = self.mask_combo.model().item(self.mask_combo.findData("causal"))  # type: ignore[attr-defined]
             causal_item.setEnabled(square)
             causal_item.setToolTip("" if square else "needs as many queries as keys")
-            self._show_padding(state)
-            hints = {"none": "Every query sees every key.",
-                     "causal": "Query i sees keys 0…i (True = may attend).",
-                     "padding": "Untick a key to mark it as padding: no query may attend to it.",
-                     "custom": "Click a cell in ③ Masked or ④ Weights to block or unblock it."}
-            self.mask_hint.setText(hints[state.mask_mode])
+            self._show_padding()
+            self.mask_hint.setText(MASK_HINTS[state.mask_mode])
             self.heads_spin.setValue(state.num_heads)
-            valid = state.valid_head_counts()
-            self.heads_spin.setToolTip(f"Valid head counts for d_k={state.dims['d_k']}, d_v={state.dims['d_v']}: "
-                                       + ", ".join(map(str, valid)))
-            if self.device_combo.findText(state.device) >= 0:
-                self.device_combo.setCurrentText(state.device)
+            self.heads_spin.setToolTip(heads_tooltip(state))
+            devices = self.model.devices
+            if [self.device_combo.itemText(i) for i in range(self.device_combo.count())] != devices:
+                self.device_combo.clear()
+                self.device_combo.addItems(devices)
+            self.device_combo.setCurrentText(state.device)
+            self.device_note.setText(f"⚠ {self.model.device_note}")
+            self.device_note.setVisible(bool(self.model.device_note))
         finally:
+            del blockers
             self._updating = False
-        if result is not None:
-            self.show_saturation(state, result)
 
-    def _show_padding(self, state: PlaygroundState) -> None:
+    def _on_result(self) -> None:
+        self.saturation.setText(self.model.saturation)
+        self.time_label.setText(time_text(self.model.computation))
+
+    def _show_padding(self) -> None:
+        state = self.model.state
         lk = state.dims["Lk"]
         if len(self.padding_boxes) != lk or [b.text() for b in self.padding_boxes] != state.key_tokens:
             for b in self.padding_boxes:
@@ -180,35 +206,11 @@ class ControlsPanel(QWidget):
             self.padding_boxes = []
             for j, tok in enumerate(state.key_tokens):
                 b = QCheckBox(tok)
-                b.toggled.connect(lambda _on, j=j: not self._updating and self.padding_toggled.emit(j))
+                b.toggled.connect(lambda _on, j=j: self._on_padding_toggled(j))
                 self.padding_layout.addWidget(b)
                 self.padding_boxes.append(b)
         for b, keep in zip(self.padding_boxes, state.padding_keep):
-            b.setChecked(keep)
+            with QSignalBlocker(b):
+                b.setChecked(keep)
         if self.padding_row.isHidden() == (state.mask_mode == "padding"):
             self.padding_row.setVisible(state.mask_mode == "padding")
-
-    def show_saturation(self, state: PlaygroundState, result: Result) -> None:
-        s = result.steps
-        ent = attention_entropy(s.weights)
-        rows = []
-        for i, tok in enumerate(state.query_tokens[:8]):
-            if s.fully_masked[i]:
-                rows.append(f"{tok}: <span style='color:#c0392b'>all keys blocked</span>")
-                continue
-            n_allowed = int(np.isfinite(s.masked[i]).sum())
-            max_ent = math.log(n_allowed) if n_allowed > 1 else 0.0
-            rows.append(f"{tok}: max {s.weights[i].max():.2f} · H {max(float(ent[i]), 0.0) + 0.0:.2f} of {max_ent:.2f}"
-                        + (" (only one key allowed)" if n_allowed == 1 else ""))
-        more = "" if len(state.query_tokens) <= 8 else f"<br>… {len(state.query_tokens) - 8} more rows"
-        # a row with a single allowed key is 1.0 by construction, not saturated: judge rows with a choice
-        choice = np.isfinite(s.masked).sum(axis=-1) > 1
-        peak = float(np.max(s.weights[choice])) if s.weights.size and choice.any() else 0.0
-        verdict = ("<b>saturated</b>: softmax is nearly one-hot, gradients vanish" if peak > 0.95 else
-                   "<b>spread</b>: weights are near uniform" if peak < 1.5 / max(s.weights.shape[1], 1) else
-                   "balanced")
-        self.saturation.setText("max = largest weight in the row; H = row entropy in nats, of the uniform "
-                                "maximum log(n).<br>" + "<br>".join(rows) + more + f"<br>{verdict}")
-
-    def show_time(self, device: str, seconds: float) -> None:
-        self.time_label.setText(f"{seconds * 1e6:.0f} µs on {device}")

@@ -1,16 +1,11 @@
 """One labelled heatmap: token labels on both axes, numbers in cells, a fixed colour bar, blocked cells hatched.
 
 Used for every step of the pipeline, the multi-head view and the training panel's head grid, and (through
-``app.export``) for exported images, so what you export is what you saw.
-
-Design notes:
-- The cell numbers, blocked-cell hatching and highlights are painted by one ``_CellOverlay`` item in device
-  pixels (not one TextItem per cell): a 16x64 map repaints in well under a millisecond, and numbers are simply
-  skipped when a cell is too small to hold them.
-- Levels are honest and fixed: ``kind="weights"`` is always [0, 1]; ``kind="signed"`` is symmetric around 0
-  (+-max|v| over the finite values), with a diverging map, so white always means 0.
-- Blocked cells (``blocked`` True) are drawn as grey hatching with their value ("−∞" for masked scores), never as
-  the colour of -inf.
+``write_heatmap_file``, which ``app.export`` calls) for exported files, so what you export is what you saw.
+The widget lays things out and handles the mouse and keys; its parts live beside it: ``heatmap_cells`` (the
+numbers, hatching and highlights painted over the cells), ``heatmap_style`` (colour maps, levels, theme),
+``heatmap_axes`` (labels and row sums), ``heatmap_export`` (menu and dialog); files are written by
+``app.rendering``.
 """
 
 from __future__ import annotations
@@ -23,206 +18,17 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
-from PySide6.QtWidgets import QFileDialog, QMenu, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 
-KINDS = ("signed", "weights")
-_CMAP_NAMES = {"signed": "CET-D1A", "weights": "CET-L18"}
-_CMAPS: dict[str, Any] = {}
-MINUS = "\u2212"
-MAX_LABEL_CHARS = 12
-MIN_TICK_PT = 7.0  # key labels shrink down to this size in narrow maps before any is shortened or skipped
+from ..qt_compat import delete_now
+from ..rendering import check_heatmap, ensure_application, export_size, render_widget, write_heatmap_csv
+from .heatmap_axes import MAX_LABEL_CHARS, MIN_TICK_PT, elide, update_row_sums, update_ticks
+from .heatmap_cells import MINUS, CellOverlay, format_value
+from .heatmap_export import ask_export_path, export_menu, suggested_filename
+from .heatmap_style import AXES, KINDS, apply_plot_theme, colormap, let_title_overflow, levels_for, title_color
 
-
-def colormap(kind: str) -> Any:
-    """The pyqtgraph ColorMap for a kind ("signed": diverging blue-white-red; "weights": white-orange-red)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if kind not in _CMAPS:
-        _CMAPS[kind] = pg.colormap.get(_CMAP_NAMES[kind])
-    return _CMAPS[kind]
-
-
-def levels_for(values: np.ndarray, kind: str) -> tuple[float, float]:
-    """Colour levels: [0, 1] for weights; symmetric +-max|v| (finite values only) for signed data."""
-    if kind == "weights":
-        return 0.0, 1.0
-    finite = values[np.isfinite(values)]
-    m = float(np.max(np.abs(finite))) if finite.size else 0.0
-    if m == 0.0:
-        m = 1.0
-    return -m, m
-
-
-def format_value(v: float) -> str:
-    """Short cell text: 2 decimals for small numbers, fewer for large ones; a real minus sign; −∞ for -inf."""
-    if not math.isfinite(v):
-        if math.isnan(v):
-            return "nan"
-        return f"{MINUS}∞" if v < 0 else "∞"
-    a = abs(v)
-    if a >= 1000:
-        s = f"{v:.3g}"
-    elif a >= 100:
-        s = f"{v:.0f}"
-    elif a >= 10:
-        s = f"{v:.1f}"
-    else:
-        s = f"{v:.2f}"
-    if s in ("-0.00", "-0.0", "-0"):
-        s = s[1:]
-    return s.replace("-", MINUS)
-
-
-def elide(label: str, n: int = MAX_LABEL_CHARS) -> str:
-    return label if len(label) <= n else label[: n - 1] + "…"
-
-
-def _let_title_overflow(label: Any) -> None:
-    """pyqtgraph makes a title's text width the plot's minimum width, so a long title in a narrow widget pushes
-    the colour bar out of view. Keep the height rule, drop the width rule: the title may overflow instead."""
-
-    def update_min() -> None:
-        bounds = label.itemRect()
-        label.setMinimumWidth(0)
-        label.setMinimumHeight(bounds.height())
-        size = {Qt.SizeHint.MinimumSize: (0, bounds.height()),
-                Qt.SizeHint.PreferredSize: (bounds.width(), bounds.height()),
-                Qt.SizeHint.MaximumSize: (-1, -1), Qt.SizeHint.MinimumDescent: (0, 0)}
-        label._sizeHint = size
-        label.updateGeometry()
-
-    label.updateMin = update_min
-
-
-class _CellOverlay(pg.GraphicsObject):
-    """Paints cell numbers, blocked-cell hatching, highlights and group separators over the image."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows = 0
-        self.cols = 0
-        self.texts: list[list[str]] = []
-        self._values = np.zeros((0, 0))
-        self._image = np.zeros((0, 0))
-        self._levels = (-1.0, 1.0)
-        self._kind = "signed"
-        self.text_dark: np.ndarray = np.zeros((0, 0), dtype=bool)  # True: draw dark text on this cell
-        self.blocked: np.ndarray | None = None
-        self.max_text_chars = 0
-        self.show_numbers = True
-        self.highlight_rows: tuple[int, ...] = ()
-        self.highlight_cols: tuple[int, ...] = ()
-        self.highlight_cells: tuple[tuple[int, int], ...] = ()
-        self.selected: tuple[int, int] | None = None
-        self.col_groups = 1
-        self.row_groups = 1
-        self.paint_count = 0
-        self._font = QFont()
-        self._hatch = QBrush(QColor(120, 120, 120), Qt.BrushStyle.BDiagPattern)
-        self._blocked_fill = QColor(215, 215, 215)
-
-    def set_content(self, values: np.ndarray, image: np.ndarray, levels: tuple[float, float], kind: str,
-                    blocked: np.ndarray | None) -> None:
-        """New numbers; their strings and text colours are worked out at paint time, only if cells can hold them."""
-        if values.shape != (self.rows, self.cols):
-            self.prepareGeometryChange()
-        self.rows, self.cols = values.shape
-        self._values, self._image, self._levels, self._kind = values, image, levels, kind
-        self.texts = []
-        self.blocked = blocked
-        self.max_text_chars = 1 if values.size else 0
-        self.update()
-
-    def _format(self) -> None:
-        """Cell strings and whether each needs dark text (light cells) or light text (dark cells)."""
-        vals, img, (lo, hi) = self._values, self._image, self._levels
-        self.texts = [[format_value(v) for v in row] for row in vals.tolist()]
-        self.max_text_chars = max((len(t) for row in self.texts for t in row), default=0)
-        norm = (img - lo) / (hi - lo)
-        rgb = colormap(self._kind).map(np.clip(norm, 0, 1).ravel(), mode="float")
-        lum = (0.299 * rgb[:, 0] + 0.587 * rgb[:, 1] + 0.114 * rgb[:, 2]).reshape(vals.shape)
-        dark = lum > 0.5
-        self.text_dark = dark | self.blocked if self.blocked is not None else dark
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
-        return QRectF(0, 0, max(self.cols, 1), max(self.rows, 1))
-
-    def paint(self, p: QPainter, *args: Any) -> None:
-        self.paint_count += 1
-        if self.rows == 0 or self.cols == 0:
-            return
-        tr = p.transform()
-        origin = tr.map(QPointF(0, 0))
-        one = tr.map(QPointF(1, 1))
-        cw, ch = one.x() - origin.x(), one.y() - origin.y()
-        p.save()
-        p.resetTransform()
-
-        def cell(i: int, j: int) -> QRectF:
-            return QRectF(origin.x() + j * cw, origin.y() + i * ch, cw, ch).normalized()
-
-        if self.blocked is not None and self.blocked.any():
-            p.setPen(Qt.PenStyle.NoPen)
-            for i, j in np.argwhere(self.blocked):
-                r = cell(int(i), int(j))
-                p.fillRect(r, self._blocked_fill)
-                p.fillRect(r, self._hatch)
-        # group separators (heads)
-        sep_pen = QPen(QColor(20, 20, 20), 2)
-        p.setPen(sep_pen)
-        if self.col_groups > 1 and self.cols % self.col_groups == 0:
-            step = self.cols // self.col_groups
-            for g in range(1, self.col_groups):
-                x = origin.x() + g * step * cw
-                p.drawLine(QPointF(x, origin.y()), QPointF(x, origin.y() + self.rows * ch))
-        if self.row_groups > 1 and self.rows % self.row_groups == 0:
-            step = self.rows // self.row_groups
-            for g in range(1, self.row_groups):
-                y = origin.y() + g * step * ch
-                p.drawLine(QPointF(origin.x(), y), QPointF(origin.x() + self.cols * cw, y))
-        # numbers, when they fit
-        acw, ach = abs(cw), abs(ch)
-        if self.show_numbers and self.max_text_chars and ach >= 11 and acw >= 14 and not self.texts:
-            self._format()
-        if self.show_numbers and self.max_text_chars and ach >= 11 and acw >= 14:
-            size = max(6.5, min(11.0, ach * 0.38, acw / (0.62 * self.max_text_chars + 0.6)))
-            longest = max((t for row in self.texts for t in row), key=len, default="")
-            self._font.setPointSizeF(size)
-            fm = QFontMetricsF(self._font)
-            while size > 6.5 and fm.horizontalAdvance(longest) > acw - 3:  # shrink before giving up on numbers
-                size -= 0.5
-                self._font.setPointSizeF(size)
-                fm = QFontMetricsF(self._font)
-            widest = max((fm.horizontalAdvance(t) for row in self.texts for t in row), default=0.0)
-            if widest <= acw - 3 and fm.height() <= ach:
-                p.setFont(self._font)
-                dark, light = QColor(20, 20, 20), QColor(250, 250, 250)
-                flags = Qt.AlignmentFlag.AlignCenter
-                for i, row in enumerate(self.texts):
-                    for j, t in enumerate(row):
-                        p.setPen(dark if self.text_dark[i, j] else light)
-                        p.drawText(cell(i, j), flags, t)
-        # highlights
-        if self.highlight_rows or self.highlight_cols or self.highlight_cells or self.selected:
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            hl = QPen(QColor(255, 0, 200), 2.5)
-            p.setPen(hl)
-            for i in self.highlight_rows:
-                if 0 <= i < self.rows:
-                    p.drawRect(QRectF(origin.x(), origin.y() + i * ch, self.cols * cw, ch).normalized())
-            for j in self.highlight_cols:
-                if 0 <= j < self.cols:
-                    p.drawRect(QRectF(origin.x() + j * cw, origin.y(), cw, self.rows * ch).normalized())
-            for i, j in self.highlight_cells:
-                if 0 <= i < self.rows and 0 <= j < self.cols:
-                    p.drawRect(cell(i, j).adjusted(1.5, 1.5, -1.5, -1.5))
-            if self.selected is not None:
-                i, j = self.selected
-                if 0 <= i < self.rows and 0 <= j < self.cols:
-                    p.setPen(QPen(QColor(0, 160, 255), 3))
-                    p.drawRect(cell(i, j).adjusted(1.5, 1.5, -1.5, -1.5))
-        p.restore()
+__all__ = ["HeatmapWidget", "write_heatmap_file", "colormap", "levels_for", "format_value", "elide", "KINDS",
+           "MINUS", "MAX_LABEL_CHARS", "MIN_TICK_PT", "CellOverlay"]
 
 
 class HeatmapWidget(QWidget):
@@ -250,6 +56,8 @@ class HeatmapWidget(QWidget):
         self._row_sums = False
         self._col_tick_pt: float | None = None
         self._levels: tuple[float, float] | None = None
+        self._stride_r = 1
+        self._tick_size: tuple[int, int] | None = None
         self._hover = (-1, -1)
         self._current: tuple[int, int] | None = None
         self._dark = dark
@@ -272,14 +80,13 @@ class HeatmapWidget(QWidget):
         vb.enableAutoRange(enable=False)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
-        self.overlay = _CellOverlay()
+        self.overlay = CellOverlay()
         self.plot.addItem(self.overlay)
         self.colorbar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=colormap("signed"), interactive=False,
                                         width=14, colorMapMenu=False)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
-        for name in ("left", "bottom", "right", "top"):
-            ax = self.plot.getAxis(name)
-            ax.setStyle(tickLength=0, autoExpandTextSpace=True, hideOverlappingLabels=True)
+        for name in AXES:
+            self.plot.getAxis(name).setStyle(tickLength=0, autoExpandTextSpace=True, hideOverlappingLabels=True)
         self.plot.getAxis("right").setStyle(tickLength=0)
         vb.sigResized.connect(self._on_view_resized)
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -289,7 +96,7 @@ class HeatmapWidget(QWidget):
         if context_menu:
             self.graphics.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             self.graphics.customContextMenuRequested.connect(self._show_context_menu)
-        _let_title_overflow(self.plot.titleLabel)
+        let_title_overflow(self.plot.titleLabel)
         self.apply_theme(dark)
         if title:
             self.plot.setTitle(title)
@@ -378,8 +185,7 @@ class HeatmapWidget(QWidget):
 
     def set_title(self, title: str) -> None:
         self._title = title
-        color = "#eeeeee" if self._dark else "#111111"
-        self.plot.setTitle(title, color=color, size="11pt")
+        self.plot.setTitle(title, color=title_color(self._dark), size="11pt")
 
     def set_column_groups(self, n: int) -> None:
         """Draw separators between ``n`` equal column groups (heads)."""
@@ -413,15 +219,7 @@ class HeatmapWidget(QWidget):
     # ---------------------------------------------------------------- theme
     def apply_theme(self, dark: bool) -> None:
         self._dark = dark
-        bg = "#1e1f22" if dark else "#ffffff"
-        fg = "#dddddd" if dark else "#222222"
-        self.graphics.setBackground(bg)
-        for name in ("left", "bottom", "right", "top"):
-            ax = self.plot.getAxis(name)
-            ax.setPen(pg.mkPen(fg))
-            ax.setTextPen(pg.mkPen(fg))
-        self.colorbar.axis.setPen(pg.mkPen(fg))
-        self.colorbar.axis.setTextPen(pg.mkPen(fg))
+        apply_plot_theme(self.graphics, self.plot, self.colorbar, dark)
         if self._title:
             self.set_title(self._title)
         if self._row_title:
@@ -431,73 +229,30 @@ class HeatmapWidget(QWidget):
 
     # ---------------------------------------------------------------- ticks
     def _update_ticks(self) -> None:
-        rows = self._row_labels
-        cols = self._col_labels
-        fm = QFontMetricsF(self.font())
-        width = max(self.plot.getViewBox().width(), 60.0)
-        height = max(self.plot.getViewBox().height(), 60.0)
-        per_col = width / max(len(cols), 1)
-        # narrow cells: a smaller key font (down to MIN_TICK_PT) before shortening or skipping any label
-        col_font = QFont(self.font())
-        base_pt = col_font.pointSizeF() if col_font.pointSizeF() > 0 else 9.0
-        col_fm = fm
-        pt = base_pt
-        while True:
-            col_w = max((col_fm.horizontalAdvance(elide(c)) for c in cols), default=10.0) + 3
-            if col_w <= per_col or pt - 1 < MIN_TICK_PT:
-                break
-            pt -= 1
-            col_font.setPointSizeF(pt)
-            col_fm = QFontMetricsF(col_font)
-        if pt != self._col_tick_pt:
-            self._col_tick_pt = pt
-            self.plot.getAxis("bottom").setStyle(tickFont=col_font if pt != base_pt else None)
-        fm_cols = col_fm
-        stride_c = max(1, math.ceil(col_w / per_col))
-        col_text = [elide(c) for c in cols]
-        if stride_c > 1 and per_col - 5 >= fm_cols.horizontalAdvance("ab…"):
-            # every key keeps a label: shorten them ("because" -> "bec…") rather than skip some
-            col_text = [fm_cols.elidedText(c, Qt.TextElideMode.ElideRight, per_col - 5) for c in cols]
-            stride_c = 1
-        stride_r = max(1, math.ceil((fm.height() + 2) / (height / max(len(rows), 1))))
-        self.plot.getAxis("bottom").setTicks(
-            [[(j + 0.5, t) for j, t in enumerate(col_text) if j % stride_c == 0], []])
-        self.plot.getAxis("left").setTicks(
-            [[(i + 0.5, elide(r)) for i, r in enumerate(rows) if i % stride_r == 0], []])
-        self._stride_r = stride_r
-        right = self.plot.getAxis("right")
-        right.setStyle(showValues=self._row_sums)
-        if not self._row_sums:
-            right.setTicks([[], []])
+        self._col_tick_pt, self._stride_r = update_ticks(self.plot, self.font(), self._row_labels, self._col_labels,
+                                                         self._row_sums, self._col_tick_pt)
 
     def _update_row_sums(self) -> None:
-        sums = self._values.sum(axis=1) if self._values.size else np.zeros(0)
-        stride = getattr(self, "_stride_r", 1)
-        ticks = []
-        for i, s in enumerate(sums.tolist()):
-            if i % stride:
-                continue
-            if self._blocked is not None and self._blocked[i].all():
-                ticks.append((i + 0.5, "Σ 0 ⚠ all blocked"))
-            else:
-                ticks.append((i + 0.5, f"Σ {s:.3f}"))
-        self.plot.getAxis("right").setTicks([ticks, []])
+        update_row_sums(self.plot, self._values, self._blocked, self._stride_r)
 
-    def _on_view_resized(self, *_args: Any) -> None:
-        """Tick strides depend on the cells' size in pixels, known only once pyqtgraph has laid the plot out."""
-        size = (round(self.plot.getViewBox().width()), round(self.plot.getViewBox().height()))
-        if size != getattr(self, "_tick_size", None) and (self._row_labels or self._col_labels):
-            self._tick_size = size
-            self._update_ticks()
-            if self._row_sums:
-                self._update_row_sums()
-
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802
-        super().resizeEvent(event)
+    def refresh_labels(self) -> None:
+        """Lay the axis labels and row sums out again for the current size (``app.rendering`` calls it before
+        rendering a file, once the widget has its final size)."""
         if self._row_labels or self._col_labels:
             self._update_ticks()
             if self._row_sums:
                 self._update_row_sums()
+
+    def _on_view_resized(self, *_args: Any) -> None:
+        """Tick strides depend on the cells' size in pixels, known only once pyqtgraph has laid the plot out."""
+        size = (round(self.plot.getViewBox().width()), round(self.plot.getViewBox().height()))
+        if size != self._tick_size and (self._row_labels or self._col_labels):
+            self._tick_size = size
+            self.refresh_labels()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.refresh_labels()
 
     # ---------------------------------------------------------------- mouse and keys
     def cell_at_scene(self, scene_pos: QPointF) -> tuple[int, int]:
@@ -561,12 +316,7 @@ class HeatmapWidget(QWidget):
     # ---------------------------------------------------------------- export
     def context_menu(self) -> QMenu:
         """The right-click menu (built on demand; tests trigger its actions)."""
-        menu = QMenu(self)
-        for fmt, text in (("png", "Export PNG image…"), ("svg", "Export SVG image…"), ("csv", "Export CSV numbers…")):
-            act = menu.addAction(text)
-            act.setData(fmt)
-            act.triggered.connect(lambda _checked=False, f=fmt: self.export_dialog(f))
-        return menu
+        return export_menu(self, self.export_dialog)
 
     def _show_context_menu(self, pos: Any) -> None:
         if self._values.size == 0:
@@ -574,28 +324,40 @@ class HeatmapWidget(QWidget):
         self.context_menu().exec(self.graphics.mapToGlobal(pos))
 
     def suggested_filename(self, fmt: str) -> str:
-        base = "".join(ch if ch.isalnum() else "-" for ch in (self._title or "heatmap").split("  ")[0].lower())
-        base = "-".join(part for part in base.split("-") if part) or "heatmap"
-        return f"{base}.{fmt}"
+        return suggested_filename(self._title, fmt)
 
     def export_dialog(self, fmt: str) -> str | None:
         """Ask for a file name and export; returns the path written (None if cancelled)."""
-        start = str(Path(self.export_dir) / self.suggested_filename(fmt)) if self.export_dir else \
-            self.suggested_filename(fmt)
-        filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV numbers (*.csv)"}
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {fmt.upper()}", start, filters[fmt])
-        if not path:
-            return None
-        if not path.lower().endswith("." + fmt):
-            path += "." + fmt
-        self.export(path)
+        path = ask_export_path(self, fmt, self._title, self.export_dir)
+        if path is not None:
+            self.export(path)
         return path
 
     def export(self, path: str | Path) -> None:
-        """Write this heatmap's data as PNG, SVG or CSV (by suffix), through ``app.export.export_heatmap``."""
-        from ..export import export_heatmap
-
-        export_heatmap(path, self._values, self._row_labels, self._col_labels, self._title or "heatmap",
-                       blocked=self._blocked, kind=self._kind, row_title=self._row_title,
-                       col_title=self._col_title, col_groups=self.overlay.col_groups)
+        """Write this heatmap's data as PNG, SVG or CSV (by suffix), as ``app.export.export_heatmap`` does."""
+        write_heatmap_file(path, self._values, self._row_labels, self._col_labels, self._title or "heatmap",
+                           blocked=self._blocked, kind=self._kind, row_title=self._row_title,
+                           col_title=self._col_title, col_groups=self.overlay.col_groups)
         self.exported.emit(str(path))
+
+
+def write_heatmap_file(path: str | Path, values: Any, row_labels: Sequence[str], col_labels: Sequence[str],
+                       title: str, *, blocked: Any = None, kind: str = "signed", row_title: str = "",
+                       col_title: str = "", col_groups: int = 1) -> None:
+    """Write one heatmap to ``path`` by suffix: CSV numbers, or a fresh ``HeatmapWidget`` at export size (light
+    theme, every label) rendered to PNG/SVG. The implementation of ``app.export.export_heatmap``."""
+    target, vals, blk = check_heatmap(path, values, row_labels, col_labels, blocked)
+    if target.suffix.lower() == ".csv":
+        write_heatmap_csv(target, vals, row_labels, col_labels, blk, kind)
+        return
+    ensure_application()
+    widget = HeatmapWidget(title=title, context_menu=False)
+    try:
+        longest = max((len(str(s)) for s in [*row_labels, *col_labels]), default=4)
+        widget.resize(*export_size(*vals.shape, max_label=longest))
+        widget.set_data(vals, list(row_labels), list(col_labels), blocked=blk, kind=kind, title=title,
+                        row_title=row_title or "query", col_title=col_title or "key")
+        widget.set_column_groups(col_groups)
+        render_widget(widget, target, title=title)
+    finally:
+        delete_now(widget)  # deleteLater never runs without an event loop (the CLI), leaving it for the exit hook

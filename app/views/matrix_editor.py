@@ -1,8 +1,9 @@
 """A spreadsheet-like editor for one matrix of the state: type, Tab, paste, copy, Ctrl+drag to scrub.
 
-The table model never changes the state itself: it asks the window (``edit_requested``), which applies the edit
-through the undo stack and then refreshes. Text that is not a finite number is refused (``rejected``) and the old
-value stays.
+The table model never changes the Playground model itself: an edit goes through ``UndoableEdits`` (one undo step;
+a scrub's drag merges), and the editor follows the model's events (``matrices`` repaints the cells that changed,
+a new shape or new labels reset the table; ``explanation`` outlines the source rows). Text that is not a finite
+number is refused with a message and the old value stays.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QInputDialog, QLabel, QTableView, QVBoxLayout, QWidget
 
-from ..state import PlaygroundState, parse_number
+from ..commands import UndoableEdits
+from ..models.playground import PlaygroundModel
+from ..models.state import PlaygroundState, parse_number
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -34,22 +37,30 @@ def short_number(v: float) -> str:
 
 
 class MatrixTableModel(QAbstractTableModel):
-    """Shows ``state.matrices[name]``; edits go out as ``edit_requested(name, row, col, value)``."""
+    """Shows ``model.matrices[name]``; edits go out as ``edit_requested(name, row, col, value)``."""
 
     edit_requested = Signal(str, int, int, float)
     rejected = Signal(str)
 
-    def __init__(self, state: PlaygroundState, name: str, parent: Any = None) -> None:
+    def __init__(self, playground: PlaygroundModel, name: str, parent: Any = None) -> None:
         super().__init__(parent)
-        self.state, self.name = state, name
+        self.playground, self.name = playground, name
         self.highlight_rows: tuple[int, ...] = ()
         self.highlight_cols: tuple[int, ...] = ()
         self._shown = self.matrix().copy()  # what the view last showed: sync() repaints only what changed
-        self._row_labels = state.row_labels(name)
-        self._col_labels = state.col_labels(name)
+        self._row_labels = self.state.row_labels(name)
+        self._col_labels = self.state.col_labels(name)
+
+    @property
+    def state(self) -> PlaygroundState:
+        return self.playground.state  # read each time: undo replaces the model's state object
 
     def matrix(self) -> np.ndarray:
         return self.state.matrices[self.name]
+
+    def labels_changed(self) -> bool:
+        return (self.state.row_labels(self.name) != self._row_labels
+                or self.state.col_labels(self.name) != self._col_labels)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else self.matrix().shape[0]
@@ -231,11 +242,17 @@ class MatrixTable(QTableView):
 
 
 class MatrixEditor(QWidget):
-    """A titled MatrixTable ("Q  (queries × d_k)")."""
+    """A titled MatrixTable ("Q  (queries × d_k)") that follows the Playground model."""
 
-    def __init__(self, state: PlaygroundState, name: str, parent: QWidget | None = None) -> None:
+    ROLES = {"Q": "queries", "K": "keys", "V": "values", "X": "tokens", "X_q": "query tokens",
+             "X_kv": "key/value tokens", "W_Q": "projection to Q", "W_K": "projection to K",
+             "W_V": "projection to V", "W_O": "multi-head output projection"}
+
+    def __init__(self, playground: PlaygroundModel, name: str, edits: UndoableEdits,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = MatrixTableModel(state, name, self)
+        self.playground, self.edits = playground, edits
+        self.model = MatrixTableModel(playground, name, self)
         self.table = MatrixTable(self.model, self)
         self.title = QLabel()
         self.title.setObjectName("matrixTitle")
@@ -244,15 +261,51 @@ class MatrixEditor(QWidget):
         layout.setSpacing(2)
         layout.addWidget(self.title)
         layout.addWidget(self.table)
+        self.model.edit_requested.connect(lambda n, r, c, v: edits.set_cell(n, r, c, v))
+        self.model.rejected.connect(edits.refused)
+        self.table.scrub_requested.connect(lambda n, r, c, v, key: edits.set_cell(n, r, c, v, merge_key=key))
+        self.table.paste_requested.connect(
+            lambda n, r, c, block: edits.apply(f"Paste into {n}", lambda m: m.set_block(n, r, c, block)))
+        self.table.token_rename_requested.connect(self._rename_token)
+        playground.events.changed.connect(self._on_changed)
+        playground.events.explanation.connect(self._on_explanation)
+        self._shape: tuple[int, int] = (-1, -1)
         self.refresh()
 
+    def _on_changed(self, fields: frozenset[str]) -> None:
+        if not fields & {"matrices", "dims", "tokens", "mode", "heads"} or self.isHidden():
+            return
+        if self.playground.state.shape_of(self.model.name) != self._shape or self.model.labels_changed():
+            self.refresh()
+        else:
+            self.model.sync()  # repaints only the cells that changed
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        # hidden editors skip updates; catch up when shown
+        if self.playground.state.shape_of(self.model.name) != self._shape or self.model.labels_changed():
+            self.refresh()
+        else:
+            self.model.sync()
+        super().showEvent(event)
+
+    def _on_explanation(self) -> None:
+        rows, cols, _ = self.playground.highlights.get(self.model.name, ((), (), ()))
+        self.model.set_highlight(tuple(rows), tuple(cols))
+
+    def _rename_token(self, name: str, row: int) -> None:
+        if name in ("W_Q", "W_K", "W_V", "W_O"):
+            return
+        side = "k" if name in ("K", "V", "X_kv") else "q"
+        labels = self.playground.state.row_labels(name)
+        text, ok = QInputDialog.getText(self, "Rename token", f"Name for token {row + 1}:", text=labels[row])
+        if ok:
+            self.edits.apply("Rename token", lambda m: m.set_token(side, row, text))
+
     def refresh(self) -> None:
-        st, name = self.model.state, self.model.name
+        st, name = self.playground.state, self.model.name
         rows, cols = st.shape_of(name)
-        role = {"Q": "queries", "K": "keys", "V": "values", "X": "tokens", "X_q": "query tokens",
-                "X_kv": "key/value tokens", "W_Q": "projection to Q", "W_K": "projection to K",
-                "W_V": "projection to V", "W_O": "multi-head output projection"}[name]
-        self.title.setText(f"<b>{name}</b>  {role} · {rows}×{cols}")
+        self._shape = (rows, cols)
+        self.title.setText(f"<b>{name}</b>  {self.ROLES[name]} · {rows}×{cols}")
         self.model.refresh()
         # header + rows + room for a horizontal scroll bar, so the last row is never half hidden
         height = self.table.horizontalHeader().sizeHint().height() + 24 * rows + 6 + 16

@@ -2,16 +2,19 @@
 
 Reading order, top to bottom: (1) Q, K, V with a line between the column bands each head takes; (2) one weight
 map per head; (3) the heads' outputs side by side (concat), W_O, and the final output. Numbers come from
-``attention_core.multi_head_steps`` (``Result.heads``); this widget only draws them.
+``attention_core.multi_head_steps`` (``Result.heads``), the text from the model; this widget only draws them,
+on the model's ``result`` event while shown (a hidden view catches up when shown).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from ..state import PlaygroundState, Result
+from ..models.playground import PlaygroundModel
 from .heatmap import HeatmapWidget
 
 
@@ -25,8 +28,9 @@ class MultiHeadView(QWidget):
     cellHovered = Signal(str, int, int)
     cellClicked = Signal(str, int, int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.model = model
         outer = QVBoxLayout(self)
         outer.setContentsMargins(2, 2, 2, 2)
         self.info = QLabel()
@@ -59,6 +63,29 @@ class MultiHeadView(QWidget):
             self._connect(hm, name)
         self._dark = False
         self._layout_heads = -1
+        self._stale = True
+        model.events.result.connect(self._on_result)
+        model.events.explanation.connect(self._on_explanation)
+        model.events.pinned.connect(self._on_pinned)
+
+    def _on_result(self) -> None:
+        self._stale = True
+        # skipped only behind another tab of a shown window (it catches up when shown); a script's unshown window
+        # draws at once, so what it reads or exports is current
+        if self.isVisible() or not self.window().isVisible():
+            self.redraw()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        if self._stale:
+            self.redraw()
+        super().showEvent(event)
+
+    def _on_explanation(self) -> None:
+        self.set_highlights(self.model.highlights)
+
+    def _on_pinned(self) -> None:
+        p = self.model.pinned
+        self.set_selected(p[0] if p else None, p[1:] if p else None)
 
     def _connect(self, hm: HeatmapWidget, name: str) -> None:
         hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
@@ -71,7 +98,7 @@ class MultiHeadView(QWidget):
         named.update({"concat": self.concat, "w_o": self.w_o, "mh_output": self.output})
         return named
 
-    def set_highlights(self, highlights: dict) -> None:
+    def set_highlights(self, highlights: dict[str, Any]) -> None:
         for name, hm in self.named_heatmaps().items():
             rows, cols, cells = highlights.get(name, ((), (), ()))
             hm.set_highlight(rows, cols, cells)
@@ -98,27 +125,17 @@ class MultiHeadView(QWidget):
             self._connect(hm, f"head:{n}")
         self._layout_heads = h
 
-    def show_result(self, state: PlaygroundState, result: Result) -> None:
-        from attention_core.heads import parameter_count
-
+    def redraw(self) -> None:
+        self._stale = False
+        model = self.model
+        state, result = model.state, model.computation
         h = state.num_heads
-        d_model = state.dims["d_k"]
-        d_head = d_model // max(h, 1)
-        params = parameter_count(d_model, h)
-        one = parameter_count(d_model, 1)
-        head_text = (f"<b>{h} head{'s' if h > 1 else ''}</b>: each head takes {d_head} of the {d_model} columns of "
-                     f"Q and K (and {state.dims['d_v'] // max(h, 1)} of V's {state.dims['d_v']}) and scales by "
-                     f"1/√{d_head}. A full layer's parameters (W_Q, W_K, W_V, W_O, each {d_model}×{d_model}, "
-                     f"+ biases): 4·{d_model}² + 4·{d_model} = <b>{params}</b> for {h} head{'s' if h > 1 else ''}, "
-                     f"exactly the same as one big head ({one}): heads split the width, they add no parameters. "
-                     "Black lines mark head boundaries; W_O is editable on the left.")
         if result.heads is None:
-            self.info.setText(head_text + "<br><i>Choose 2 or more heads in the Heads control (right) to see the "
-                              "split.</i>")
+            self.info.setText(model.heads_info)
             self.body.setVisible(False)
             return
         self.body.setVisible(True)
-        self.info.setText(head_text)
+        self.info.setText(model.heads_info)
         mh = result.heads
         self._ensure(h)
         q_tok, k_tok = state.query_tokens, state.key_tokens
@@ -143,6 +160,8 @@ class MultiHeadView(QWidget):
                           title="W_O", row_title="concat dim", col_title="output dim")
         self.output.set_data(mh.output, q_tok, [f"o{j}" for j in range(mh.output.shape[1])], kind="signed",
                              title="Output = Concat · W_O", row_title="query", col_title="output dim")
+        self._on_explanation()
+        self._on_pinned()
 
     def heatmaps(self) -> list[HeatmapWidget]:
         return [*self.split_maps.values(), *self.head_maps, self.concat, self.w_o, self.output]

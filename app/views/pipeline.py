@@ -1,32 +1,34 @@
-"""The step pipeline, in reading order: QKᵀ → ×scale → mask → softmax → ·V, one heatmap each."""
+"""The step pipeline, in reading order: QKᵀ → ×scale → mask → softmax → ·V, one heatmap each.
+
+Subscribes to the Playground model: redraws on ``result`` (only while shown; a hidden view catches up when it is
+shown again), outlines on ``explanation``, marks the pinned cell on ``pinned``. It computes nothing.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from ..explain import scale_words
-from ..state import PlaygroundState, Result
+from attention_core import STEP_NAMES, STEP_TITLES
+
+from ..models.playground import STEP_VIEWS, PlaygroundModel
 from .heatmap import HeatmapWidget
 
-STEPS = ("scores", "scaled", "masked", "weights", "output")
-TITLES = {
-    "scores": "① Scores Q·Kᵀ",
-    "scaled": "② Scaled",
-    "masked": "③ Masked",
-    "weights": "④ Weights = softmax",
-    "output": "⑤ Output = weights·V",
-}
+STEPS = STEP_VIEWS
+TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
 
 
 class PipelineView(QWidget):
-    """Five heatmaps in a 3 + 2 grid so each stays readable at 1280×800. Views only draw a Result."""
+    """Five heatmaps in a 3 + 2 grid so each stays readable at 1280×800."""
 
     cellHovered = Signal(str, int, int)
     cellClicked = Signal(str, int, int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.model = model
         grid = QGridLayout(self)
         grid.setContentsMargins(2, 2, 2, 2)
         grid.setSpacing(4)
@@ -56,14 +58,35 @@ class PipelineView(QWidget):
             grid.setColumnStretch(c, 1)
         grid.setRowStretch(0, 1)
         grid.setRowStretch(1, 1)
+        self._stale = True
+        model.events.result.connect(self._on_result)
+        model.events.explanation.connect(self._on_explanation)
+        model.events.pinned.connect(self._on_pinned)
+        self.redraw()
 
     def set_dark(self, dark: bool) -> None:
         for hm in self.heatmaps.values():
             hm.apply_theme(dark)
 
-    def show_result(self, state: PlaygroundState, result: Result) -> None:
-        s = result.steps
-        q, k = state.query_tokens, state.key_tokens
+    # ---------------------------------------------------------------- model events
+    def _on_result(self) -> None:
+        self._stale = True
+        # skipped only behind another tab of a shown window (it catches up when shown); a script's unshown window
+        # draws at once, so what it reads or exports is current
+        if self.isVisible() or not self.window().isVisible():
+            self.redraw()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        if self._stale:
+            self.redraw()
+        super().showEvent(event)
+
+    def redraw(self) -> None:
+        """Draw the model's current result and captions."""
+        self._stale = False
+        m = self.model
+        s = m.result
+        q, k = m.state.query_tokens, m.state.key_tokens
         blocked = None if s.mask is None else ~s.mask
         hm = self.heatmaps
         # axis titles only on the first map of each row: the others share its axes, and the space goes to cells
@@ -74,25 +97,17 @@ class PipelineView(QWidget):
                                col_title="key")
         hm["output"].set_data(s.output, q, [f"v{j}" for j in range(s.output.shape[1])], kind="signed",
                               col_title="value dimension")
-        cap = self.captions
-        cap["scores"].setText("query row · key row (dot product)")
-        cap["scaled"].setText(f"× {scale_words(state)}")
-        n_blocked = 0 if s.mask is None else int((~s.mask).sum())
-        mask_text = {"none": "no mask", "causal": "causal: no looking ahead", "padding": "padding keys blocked",
-                     "custom": "custom: click a cell to block it"}[state.mask_mode]
-        warn = ""
-        if s.fully_masked.any():
-            rows = ", ".join(q[i] for i in range(len(q)) if s.fully_masked[i])
-            warn = f"  <span style='color:#c0392b'>⚠ every key blocked for: {rows} → zero weights</span>"
-        cap["masked"].setText(f"{mask_text} · {n_blocked} cells = −∞{warn}")
-        cap["weights"].setText("each row sums to 1 (Σ at the right)")
-        cap["output"].setText("each row: weighted average of V's rows")
+        for name, cap in self.captions.items():
+            cap.setText(m.captions.get(name, ""))
+        self._on_explanation()
+        self._on_pinned()
 
-    def set_selected(self, view: str | None, cell: tuple[int, int] | None) -> None:
+    def _on_explanation(self) -> None:
         for name, hm in self.heatmaps.items():
-            hm.set_selected(cell if name == view else None)
-
-    def set_highlights(self, highlights: dict) -> None:
-        for name, hm in self.heatmaps.items():
-            rows, cols, cells = highlights.get(name, ((), (), ()))
+            rows, cols, cells = self.model.highlights.get(name, ((), (), ()))
             hm.set_highlight(rows, cols, cells)
+
+    def _on_pinned(self) -> None:
+        pinned = self.model.pinned
+        for name, hm in self.heatmaps.items():
+            hm.set_selected(pinned[1:] if pinned is not None and pinned[0] == name else None)

@@ -35,7 +35,7 @@ def test_real_mouse_hover_and_click_explain_and_toggle_mask(window, qtbot):
         QTest.mouseMove(hm.graphics.viewport(), viewport_point(hm, 2, 0))
     assert blocker.args == [2, 0]
     text = window.explain_label.text()
-    s = window.result.steps
+    s = window.playground.computation.steps
     assert "mat" in text and "cat" in text and f"{s.scores[2, 0]:.4g}" in text
     # the source rows are highlighted in the Q (here: derived Q) and K views
     assert window.derived["Q"].overlay.highlight_rows == (2,)
@@ -44,15 +44,15 @@ def test_real_mouse_hover_and_click_explain_and_toggle_mask(window, qtbot):
     masked = window.pipeline.heatmaps["masked"]
     QTest.mouseClick(masked.graphics.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
                      viewport_point(masked, 0, 2))
-    assert not window.state.custom_mask[0, 2]
+    assert not window.playground.state.custom_mask[0, 2]
     mask = np.ones((3, 3), dtype=bool)
     mask[0, 2] = False
-    q, k, v = window.state.projected()
+    q, k, v = window.playground.state.projected()
     np.testing.assert_allclose(window.pipeline.heatmaps["weights"].values(),
                                attention_steps(q, k, v, mask=mask).weights)
     assert masked.values()[0, 2] == -np.inf and masked.blocked()[0, 2]
     window.undo_action.trigger()
-    assert window.state.custom_mask[0, 2]
+    assert window.playground.state.custom_mask[0, 2]
 
 
 def test_context_menu_exports_each_format(window, tmp_path, monkeypatch):
@@ -69,7 +69,7 @@ def test_context_menu_exports_each_format(window, tmp_path, monkeypatch):
         assert (tmp_path / f"masked-{fmt}.{fmt}").stat().st_size > 0
     rows = list(csv.reader((tmp_path / "masked-csv.csv").open()))
     assert rows[0] == ["", "cat", "sat", "mat"]
-    assert rows[1][2:] == ["-inf", "-inf"] and float(rows[2][1]) == window.result.steps.masked[1, 0]
+    assert rows[1][2:] == ["-inf", "-inf"] and float(rows[2][1]) == window.playground.computation.steps.masked[1, 0]
     ET.parse(tmp_path / "masked-svg.svg")
     img = QImage(str(tmp_path / "masked-png.png"))
     assert img.width() >= 1000  # rendered at 2x
@@ -84,9 +84,9 @@ def test_w_o_edit_changes_final_output_like_torch(window):
     window.controls.heads_spin.setValue(2)
     window.view_tabs.setCurrentWidget(window.multihead)
     assert window.editors["W_O"].isVisible()
-    window.set_cell("W_O", 0, 1, 2.0)
-    q, k, v = window.state.projected()
-    w_o = window.state.matrices["W_O"]
+    window.edits.set_cell("W_O", 0, 1, 2.0)
+    q, k, v = window.playground.state.projected()
+    w_o = window.playground.state.matrices["W_O"]
     assert w_o[0, 1] == 2.0
     # independent check: torch's fused SDPA per head, then concat @ W_O
     split = lambda x: torch.tensor(x).view(x.shape[0], 2, -1).transpose(0, 1)  # noqa: E731
@@ -100,15 +100,15 @@ def test_w_o_edit_changes_final_output_like_torch(window):
 
 def test_cross_attention_offers_no_causal_mask_and_keeps_shapes(window):
     window.load_preset("cat-sat-mat")
-    window._on_mode_chosen(2)  # X_q, X_kv
-    assert window.state.kind == "cross" and window.editors["X_kv"].isVisible()
+    window.tab.inputs.choose_mode(2)  # X_q, X_kv
+    assert window.playground.state.kind == "cross" and window.editors["X_kv"].isVisible()
     window.dim_spins["Lk"].setValue(5)
     combo = window.controls.mask_combo
     assert not combo.model().item(combo.findData("causal")).isEnabled()
     assert window.pipeline.heatmaps["weights"].values().shape == (3, 5)
     window.dim_spins["Lk"].setValue(3)
     combo.setCurrentIndex(combo.findData("causal"))
-    q, k, v = window.state.projected()
+    q, k, v = window.playground.state.projected()
     np.testing.assert_allclose(window.pipeline.heatmaps["weights"].values(),
                                attention_steps(q, k, v, mask=causal_mask(3)).weights)
 
@@ -122,7 +122,7 @@ def test_token_rename_shows_on_axes_and_undoes(window):
     window.key_tokens_edit.editingFinished.emit()
     assert "3 token names" in window.error_label.text()
     window.undo_action.trigger()
-    assert window.state.key_tokens == ["animal", "street", "because"]
+    assert window.playground.state.key_tokens == ["animal", "street", "because"]
 
 
 def test_theme_and_recent_files_are_remembered(qtbot, tmp_path, monkeypatch):
@@ -175,26 +175,26 @@ def test_bad_sessions_name_their_problem(window, tmp_path, monkeypatch, bad):
 
     shown = []
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]))
-    before = window.state.snapshot()
+    before = window.playground.state.snapshot()
     path = tmp_path / "bad.json"
     path.write_text(bad)
     assert not window.open_session(path)
-    assert window.state.snapshot() == before
+    assert window.playground.state.snapshot() == before
     assert shown and ("not an Attention Playground" in shown[0] or "newer version" in shown[0]
                       or "NaN or infinity" in shown[0])
 
 
 def test_multi_head_hover_explains_with_torch_numbers_and_highlights_sources(window, qtbot):
     """Hovering a head's weight, a concat cell and an output cell: the formula's numbers are torch's."""
-    from app.explain import fmt
+    from app.models.explain import fmt
 
     window.load_preset("lesson-random-4x8")
     window.controls.heads_spin.setValue(2)
-    window.set_cell("W_O", 0, 1, 2.0)
+    window.edits.set_cell("W_O", 0, 1, 2.0)
     window.view_tabs.setCurrentWidget(window.multihead)
     assert window.explain_label.isVisible()
-    q, k, v = window.state.projected()
-    w_o = window.state.matrices["W_O"]
+    q, k, v = window.playground.state.projected()
+    w_o = window.playground.state.matrices["W_O"]
     split = lambda x: torch.tensor(x).view(x.shape[0], 2, -1).transpose(0, 1)  # noqa: E731
     qh, kh, vh = split(q), split(k), split(v)
     weights = torch.softmax(qh @ kh.transpose(-1, -2) / (qh.shape[-1] ** 0.5), dim=-1)
@@ -225,56 +225,20 @@ def test_multi_head_hover_explains_with_torch_numbers_and_highlights_sources(win
 
     # click pins; switching to the Steps tab unpins and the pipeline's hover explains again
     mh.output.cellClicked.emit(1, 1)
-    assert window.pinned == ("mh_output", 1, 1) and mh.output.overlay.selected == (1, 1)
+    assert window.playground.pinned == ("mh_output", 1, 1) and mh.output.overlay.selected == (1, 1)
     window.view_tabs.setCurrentWidget(window.pipeline)
-    assert window.pinned is None and mh.output.overlay.selected is None
+    assert window.playground.pinned is None and mh.output.overlay.selected is None
     assert "Hover over any cell" in window.explain_label.text()
 
 
 def test_explain_multihead_refuses_cells_outside_the_maps(window):
-    from app.explain import explain_multihead
+    from app.models.explain import explain_multihead
 
+    m = window.playground
     window.load_preset("lesson-random-4x8")
-    assert explain_multihead("head:0", 0, 0, window.state, window.result).html == ""  # one head: no split
+    assert explain_multihead("head:0", 0, 0, m.state, m.computation).html == ""  # one head: no split
     window.controls.heads_spin.setValue(2)
     window.view_tabs.setCurrentWidget(window.multihead)
     for view, i, j in (("head:2", 0, 0), ("concat", 99, 0), ("w_o", 0, 99), ("split:Q", -1, 0), ("nope", 0, 0)):
-        assert explain_multihead(view, i, j, window.state, window.result).html == ""
-    assert "goes to <b>head 2</b>" in explain_multihead("split:K", 0, 5, window.state, window.result).html
-
-
-def test_projection_mode_hover_outlines_the_x_and_w_cells(window):
-    """score[i, j] = (X_q[i]·W_Q)·(X_kv[j]·W_K): hovering it outlines rows i of X_q and j of X_kv; an output
-    column j outlines column j of W_V."""
-    window.load_preset("cat-sat-mat")
-    assert window.state.mode == "projection" and window.state.kind == "self"
-    hm = window.pipeline.heatmaps
-    hm["scores"].cellHovered.emit(0, 2)
-    assert window.editors["X"].model.highlight_rows == (0, 2)
-    assert window.derived["Q"].overlay.highlight_rows == (0,) and window.derived["K"].overlay.highlight_rows == (2,)
-    hm["output"].cellHovered.emit(1, 3)
-    assert window.editors["W_V"].model.highlight_cols == (3,) and window.editors["X"].model.highlight_rows == ()
-    window._on_mode_chosen(2)  # cross-attention: X_q and X_kv
-    window.dim_spins["Lk"].setValue(5)
-    hm["scores"].cellHovered.emit(2, 4)
-    assert window.editors["X_q"].model.highlight_rows == (2,)
-    assert window.editors["X_kv"].model.highlight_rows == (4,)
-    window._on_mode_chosen(0)  # Q, K, V mode: the Q and K editors themselves
-    hm["scores"].cellHovered.emit(1, 0)
-    assert window.editors["Q"].model.highlight_rows == (1,) and window.editors["K"].model.highlight_rows == (0,)
-
-
-def test_multi_head_explains_a_fully_blocked_row_and_a_blocked_cell(window):
-    window.load_preset("lesson-random-4x8")
-    window.controls.heads_spin.setValue(2)
-    window.view_tabs.setCurrentWidget(window.multihead)
-    window.controls.mask_combo.setCurrentIndex(window.controls.mask_combo.findData("custom"))
-    for j in range(4):
-        window._on_click("weights", 1, j)  # block every key for query 1
-    window._on_click("weights", 2, 0)  # and one key for query 2
-    mh = window.multihead
-    np.testing.assert_array_equal(mh.head_maps[1].values()[1], np.zeros(4))
-    mh.head_maps[1].cellHovered.emit(1, 2)
-    assert "all zeros (not NaN)" in window.explain_label.text()
-    mh.head_maps[0].cellHovered.emit(2, 0)
-    assert "Blocked by the custom mask" in window.explain_label.text()
+        assert explain_multihead(view, i, j, m.state, m.computation).html == ""
+    assert "goes to <b>head 2</b>" in explain_multihead("split:K", 0, 5, m.state, m.computation).html

@@ -68,14 +68,16 @@ def test_closing_the_window_waits_for_the_torch_warm_up(window):
 
 
 def test_closing_the_window_waits_for_device_detection(window):
-    """Listing GPUs imports torch in a thread; closing waits for it rather than leave it to interpreter exit."""
+    """Listing GPUs imports torch on a worker; closing waits for it rather than leave it to interpreter exit."""
     window._start_device_detection()
-    thread = window.device_thread
-    assert thread is not None and not thread.daemon
+    worker = window.device_worker
     window.close()
-    assert not thread.is_alive()
-    window._start_device_detection()  # a closed window starts no new thread
-    assert window.device_thread is thread
+    assert not worker.is_running
+    from PySide6.QtCore import QThreadPool
+
+    assert QThreadPool.globalInstance().activeThreadCount() == 0
+    window._start_device_detection()  # a closed window starts no new worker
+    assert window.device_worker is worker
 
 
 def test_opening_the_training_tab_does_not_import_torch_in_the_gui_thread(tmp_path):
@@ -120,7 +122,7 @@ def test_a_script_that_never_closes_its_window_exits_cleanly(tmp_path):
         window = create_main_window()  # kept in a global, as a notebook or script would
         window.show()
         app.processEvents()
-        window.set_cell("Q", 0, 0, 2.5)
+        window.edits.set_cell("Q", 0, 0, 2.5)
         print("MODIFIED", window.isWindowModified())
         _delete_registered()  # what the atexit hook runs first
         left = [type(w).__name__ for w in shiboken6.getAllValidWrappers()

@@ -83,6 +83,42 @@ def test_numpy_path_does_not_import_torch():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
+def test_views_and_playground_model_do_not_load_torch():
+    """Importing any view, the playground model or the export functions loads no torch (import-linter cannot tell
+    a function-level import from a module-level one; this checks what an import really loads)."""
+    views = sorted(p.stem for p in (CORE.parent / "app" / "views").glob("*.py") if p.stem != "__init__")
+    modules = [f"app.views.{v}" for v in views] + ["app.models.playground", "app.export", "app.rendering"]
+    code = ("import importlib, sys\n"
+            f"for name in {modules!r}:\n"
+            "    importlib.import_module(name)\n"
+            "    if 'torch' in sys.modules:\n"
+            "        sys.exit('importing ' + name + ' loaded torch')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert len(views) >= 10  # the glob found the views
+
+
+def test_csv_export_loads_neither_qt_nor_torch(tmp_path):
+    code = ("import sys; from app.export import export_heatmap; "
+            f"export_heatmap({str(tmp_path / 'w.csv')!r}, [[1.0, float('-inf')]], ['q'], ['a', 'b'], 't'); "
+            "bad = [m for m in ('torch', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
+            "sys.exit(str(bad) if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "w.csv").read_text() == ",a,b\nq,1.0,-inf\n"
+
+
+def test_one_default_scale_and_one_list_of_steps():
+    from dataclasses import fields
+
+    from attention_core import STEP_NAMES, STEP_TITLES, AttentionSteps, default_scale
+
+    assert default_scale(4) == 0.5 and default_scale(0) == 1.0
+    assert attention_steps(np.ones((2, 9)), np.ones((3, 9)), np.ones((3, 1))).scale == default_scale(9)
+    assert set(STEP_NAMES) <= {f.name for f in fields(AttentionSteps)}
+    assert list(STEP_TITLES) == list(STEP_NAMES) and all(STEP_TITLES.values())
+
+
 def test_available_devices_starts_with_cpu():
     import torch
 

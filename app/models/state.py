@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from attention_core import AttentionSteps, attention_steps, causal_mask
+from attention_core import AttentionSteps, attention_steps, causal_mask, default_scale
+from attention_core.heads import MultiHeadSteps, multi_head_steps
 from attention_core.presets import Preset
 
 MAX_TOKENS = 32
@@ -53,7 +54,7 @@ class Result:
     v: np.ndarray
     mask: np.ndarray | None
     steps: AttentionSteps
-    heads: Any = None  # attention_core.MultiHeadSteps, filled by compute_heads() only when shown (it imports torch)
+    heads: MultiHeadSteps | None = None  # the multi-head split, filled by compute_heads() when heads > 1
 
 
 class PlaygroundState:
@@ -127,7 +128,9 @@ class PlaygroundState:
                 new[:r, :c] = old[:r, :c]
             self.matrices[name] = new
         self.query_tokens = self._fit_tokens(self.query_tokens, self.dims["Lq"], "q")
-        self.key_tokens = self._fit_tokens(self.key_tokens, self.dims["Lk"], "k")
+        # one X: the keys are the queries, new ones included (found by the stateful fuzz test)
+        self.key_tokens = (list(self.query_tokens) if self.tied_tokens
+                           else self._fit_tokens(self.key_tokens, self.dims["Lk"], "k"))
         lq, lk = self.dims["Lq"], self.dims["Lk"]
         self.padding_keep = (self.padding_keep + [True] * lk)[:lk]
         cm = np.ones((lq, lk), dtype=bool)
@@ -258,7 +261,7 @@ class PlaygroundState:
         self.dims.update(Lq=preset.q.shape[0], Lk=preset.k.shape[0], d_k=preset.q.shape[1], d_v=preset.v.shape[1])
         self.matrices["Q"], self.matrices["K"], self.matrices["V"] = (np.array(a, dtype=np.float64)
                                                                      for a in (preset.q, preset.k, preset.v))
-        if preset.has_projections:
+        if preset.x_q is not None:  # has_projections
             self.mode = "projection"
             self.kind = "self" if preset.self_attention else "cross"
             self.dims["d_model"] = preset.x_q.shape[1]
@@ -303,7 +306,7 @@ class PlaygroundState:
             return 1.0
         if self.scale_mode == "custom":
             return self.custom_scale
-        return 1.0 / math.sqrt(self.dims["d_k"] if d_k is None else d_k)
+        return default_scale(self.dims["d_k"] if d_k is None else d_k)
 
     def compute(self) -> Result:
         """Every step, through attention_core (the only place maths happens). numpy only: no torch import."""
@@ -313,14 +316,12 @@ class PlaygroundState:
         return Result(q, k, v, mask, steps)
 
     def compute_heads(self, result: Result) -> Result:
-        """``result`` with the multi-head split filled in (heads > 1).
+        """``result`` with the multi-head split filled in (heads > 1; numpy, no torch).
 
-        Heads scale by 1/√(d_k / heads) in the standard mode. Computed only while the multi-head view is shown.
+        Heads scale by 1/√(d_k / heads) in the standard mode.
         """
         if self.num_heads <= 1:
             return result
-        from attention_core.heads import multi_head_steps
-
         heads = multi_head_steps(result.q, result.k, result.v, self.num_heads, w_o=self.matrices["W_O"],
                                  mask=result.mask, scale=self.scale(self.dims["d_k"] // self.num_heads),
                                  device=self.device)

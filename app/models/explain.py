@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attention_core import default_scale
+
 from .state import PlaygroundState, Result
 
 MAX_TERMS = 6
@@ -76,7 +78,8 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
                 f"{_b(fmt(s.scaled[i, j]))}<br>Scale = {scale_words(state)}: it keeps scores from growing with "
                 f"d_k, so softmax does not saturate.")
         return Explanation(html, {"scores": ((), (), ((i, j),)), "scaled": ((), (), ((i, j),))})
-    blocked = s.mask is not None and not bool(s.mask[i, j])
+    # (output columns are value dimensions, not keys: the mask is never indexed with them; found by fuzzing)
+    blocked = view != "output" and s.mask is not None and not bool(s.mask[i, j])
     if view == "masked":
         if blocked:
             html = (f"{_b(f'masked[{qt[i]}, {kt[j]}]')} = {_b('−∞')}: the {state.mask_mode} mask blocks query "
@@ -110,7 +113,7 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
 def scale_words(state: PlaygroundState) -> str:
     if state.scale_mode == "sqrt":
         d = state.dims["d_k"]
-        return f"1/√d_k = 1/√{d} = {fmt(1 / math.sqrt(d))}"
+        return f"1/√d_k = 1/√{d} = {fmt(default_scale(d))}"
     if state.scale_mode == "one":
         return "1 (unscaled)"
     return f"{fmt(state.custom_scale)} (custom; temperature τ = 1/scale = {fmt(1 / state.custom_scale)})"

@@ -1,0 +1,78 @@
+"""Saving and loading a training session's model with its recorded history (safetensors + JSON/CSV, never pickle).
+
+Files for ``NAME.safetensors``: the model of the latest step (weights; training config, step and probe in its
+metadata) and ``NAME.json`` (``attention_core.checkpoint.save_model_files``, the CLI's format too), plus
+``NAME.history.safetensors`` (every recorded step: report, probe, maps, parameters) and ``NAME.history.csv``
+(the metrics, for people and spreadsheets). A file saved without the history (older versions, the CLI) loads
+too; then only two points are known (step 0, rebuilt from the seed, and the saved step) and the session says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .training_history import Snapshot, TrainingHistory
+
+if TYPE_CHECKING:
+    from attention_core.train_config import TrainConfig
+    from attention_core.training import ReversalTrainer
+
+NO_HISTORY = ("Its training history was not saved with it: the plots show only the two known points (step 0, "
+              "rebuilt from the seed, and the saved step), not the path between them.")
+
+Factory = Callable[[], "tuple[ReversalTrainer, list[Snapshot]]"]
+
+
+def save_session_files(path: str | Path, config: TrainConfig, history: TrainingHistory) -> Path:
+    """Write the model of the latest step and the history; returns the model's path."""
+    from attention_core.checkpoint import history_path, save_history, save_model_files
+    from attention_core.training import write_history_csv
+
+    from .training_tools import model_from_params
+
+    path = Path(path)
+    latest = history.latest
+    if latest is None or latest.params is None:
+        raise RuntimeError("no model yet: Start, Step or Load first")
+    model = model_from_params(config, latest.params)
+    save_model_files(path, model, config.to_dict(), step=latest.step, probe=list(latest.probe[: config.seq_len]),
+                     extra={"history_complete": history.complete})
+    save_history(history_path(path), [(s.report, list(s.probe), s.params) for s in history])
+    write_history_csv(path.with_name(path.stem + ".history.csv"), history.reports())
+    return path
+
+
+def load_session_files(path: str | Path) -> tuple[Factory, str]:
+    """Validate ``path`` now (``CheckpointError`` with the reason) and return (a factory that builds the trainer
+    and the snapshots to show, a note for the status line: "" when the full history came with it)."""
+    from attention_core.checkpoint import history_path, load_checkpoint, load_history
+
+    model, meta = load_checkpoint(path)
+    hp = history_path(path)
+    entries = load_history(hp) if hp.is_file() else None
+    extra = meta.get("extra") or {}
+    if entries and int(entries[-1][0].step) != int(extra.get("step", -1)):
+        entries = None  # a history of another save of that name: do not pair them
+    complete = bool(entries) and bool(extra.get("history_complete", True))
+    note = "" if complete else NO_HISTORY
+
+    def factory() -> tuple[ReversalTrainer, list[Snapshot]]:
+        import torch
+
+        from .training_tools import initial_params, params_of, trainer_from_checkpoint
+
+        trainer = trainer_from_checkpoint(model, meta)
+        cfg = trainer.config
+        if entries:
+            snaps = [Snapshot.from_report(r, probe, cfg.seq_len, cfg.causal, params) for r, probe, params in entries]
+            trainer.history = [r for r, _, _ in entries]
+            trainer.probe = torch.tensor(entries[-1][1], dtype=torch.long)
+            return trainer, snaps
+        probe = [int(t) for t in trainer.probe.tolist()]
+        first, last = trainer.history
+        return trainer, [Snapshot.from_report(first, probe, cfg.seq_len, cfg.causal, initial_params(cfg)),
+                         Snapshot.from_report(last, probe, cfg.seq_len, cfg.causal, params_of(trainer.model))]
+
+    return factory, note

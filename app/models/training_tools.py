@@ -1,0 +1,245 @@
+"""Helpers of the Training tab's session: speeds, ETA, typed tokens, and the torch-backed tools that run a model
+(try-it generation with attention, accuracy, a model rebuilt from a recorded step's parameters, a trainer rebuilt
+from a checkpoint). torch is imported inside the functions that need it: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from attention_core.vocab import SEP
+
+from .training_history import Params
+
+if TYPE_CHECKING:
+    import torch
+
+    from attention_core.model import TinyTransformer
+    from attention_core.train_config import TrainConfig
+    from attention_core.training import ReversalTrainer
+
+SPEEDS: tuple[tuple[str, float | None], ...] = (
+    ("1 step/s", 1.0),
+    ("2 steps/s", 2.0),
+    ("5 steps/s", 5.0),
+    ("10 steps/s", 10.0),
+    ("20 steps/s", 20.0),
+    ("as fast as possible", None),
+)
+"""Playback speeds offered to the learner: (label, steps per second); None = as fast as the CPU allows
+(live) or at the recorded pace (replay)."""
+
+DEFAULT_SPEED_INDEX = 2  # 5 steps/s: the default run (79 steps) takes ~16 s, slow enough to watch
+
+
+def eta_seconds(done: int, total: int, seconds_per_step: float | None) -> float | None:
+    """Remaining time for ``total - done`` steps at the measured (or throttled) pace; None when unknown."""
+    if seconds_per_step is None or not math.isfinite(seconds_per_step) or seconds_per_step <= 0:
+        return None
+    return max(0, total - done) * seconds_per_step
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA –"
+    if seconds < 60:
+        return f"ETA {seconds:.1f} s"
+    return f"ETA {int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def parse_tokens(text: str, seq_len: int, vocab_size: int) -> list[int]:
+    """Tokens typed by the learner ("3 7 2", "3,7,2") -> ints; ValueError with a readable reason."""
+    parts = [p for p in text.replace(",", " ").split() if p]
+    try:
+        tokens = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"type {seq_len} whole numbers separated by spaces, e.g. "
+                         f"{' '.join(str(2 + i % (vocab_size - 2)) for i in range(seq_len))}") from None
+    if len(tokens) != seq_len:
+        raise ValueError(f"the model reverses sequences of exactly {seq_len} tokens (got {len(tokens)})")
+    bad = [t for t in tokens if not 2 <= t < vocab_size]
+    if bad:
+        raise ValueError(f"tokens must be in 2..{vocab_size - 1} (0 = PAD and 1 = SEP are reserved); "
+                         f"got {bad}")
+    return tokens
+
+
+# --- torch-backed helpers (lazy imports) ------------------------------------------------------------------
+@dataclass(frozen=True)
+class TryItResult:
+    """Greedy reversal of one input, with the attention each output step used.
+
+    ``step_weights[p]``: per layer (H, L+1+p) — the attention row of the last query when the model produced
+    output token p (that query sits at position L+p). ``sequence`` = inputs + SEP + generated.
+    """
+
+    inputs: tuple[int, ...]
+    generated: tuple[int, ...]
+    step_weights: list[list[np.ndarray]] = field(repr=False)
+
+    @property
+    def expected(self) -> tuple[int, ...]:
+        return tuple(reversed(self.inputs))
+
+    @property
+    def correct(self) -> list[bool]:
+        return [g == e for g, e in zip(self.generated, self.expected)]
+
+    @property
+    def sequence(self) -> tuple[int, ...]:
+        return (*self.inputs, 1, *self.generated)
+
+    def matrix(self, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+        """(weights (L, 2L), blocked (L, 2L)): row p = what output step p attended to; keys it could not
+        see yet (not generated) are blocked."""
+        L = len(self.inputs)
+        vals = np.zeros((L, 2 * L))
+        blocked = np.ones((L, 2 * L), dtype=bool)
+        for p, per_layer in enumerate(self.step_weights):
+            row = per_layer[layer][head]
+            vals[p, : row.shape[0]] = row
+            blocked[p, : row.shape[0]] = False
+        return vals, blocked
+
+
+def greedy_with_attention(model: TinyTransformer, inputs: Sequence[int], causal: bool = True) -> TryItResult:
+    """Greedy generation like ``attention_core.analysis.greedy_reverse`` for one input, recording at every
+    step the attention row of the query that produced the new token. Cheap (L tiny forward passes)."""
+    import torch
+
+    from attention_core.masks import causal_mask
+
+    dev = next(model.parameters()).device
+    seq = [int(t) for t in inputs] + [SEP]
+    weights_per_step: list[list[np.ndarray]] = []
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for _ in range(len(inputs)):
+                x = torch.tensor([seq], dtype=torch.long, device=dev)
+                mask = torch.as_tensor(causal_mask(len(seq)), device=dev) if causal else None
+                logits, weights = model(x, mask)
+                seq.append(int(logits[0, -1].argmax()))
+                weights_per_step.append([w[0, :, -1, :].double().cpu().numpy() for w in weights])
+    finally:
+        model.train(was_training)
+    return TryItResult(tuple(int(t) for t in inputs), tuple(seq[len(inputs) + 1:]), weights_per_step)
+
+
+def model_accuracy(model: TinyTransformer, data: torch.Tensor, seq_len: int,
+                   causal: bool = True) -> tuple[float, float]:
+    """(teacher-forced per-token accuracy, greedy exact-sequence accuracy) on ``data`` — ~80 ms on 500."""
+    from attention_core.analysis import reversal_accuracy, sequence_accuracy
+
+    was_training = model.training
+    model.eval()
+    try:
+        return (reversal_accuracy(model, data, seq_len, causal), sequence_accuracy(model, data, seq_len, causal))
+    finally:
+        model.train(was_training)
+
+
+def params_of(model: TinyTransformer) -> Params:
+    """numpy copies of a model's parameters and buffers (call it where the model is not changing)."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+
+
+def model_from_params(config: TrainConfig, params: Params) -> TinyTransformer:
+    """A fresh CPU model of ``config``'s shape holding ``params``, in eval mode: what try-it and ablation run, so
+    they never touch the model that is training."""
+    import torch
+
+    from attention_core.model import TinyTransformer
+
+    model = TinyTransformer.from_config(config.model_config())
+    model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in params.items()})
+    return model.eval()
+
+
+def initial_params(config: TrainConfig) -> Params:
+    """The parameters a ``ReversalTrainer`` of ``config`` starts from (same seed = same initialisation)."""
+    import torch
+
+    from attention_core.model import TinyTransformer
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        model = TinyTransformer.from_config(config.model_config())
+    return params_of(model)
+
+
+@lru_cache(maxsize=4)
+def test_data(config: TrainConfig) -> torch.Tensor:
+    """The run's held-out test set (the trainer's own: same seed, same sequences), on the CPU."""
+    from attention_core.tasks import generate_reversal_data
+
+    return generate_reversal_data(config.test_size, config.seq_len, config.vocab_size, seed=config.seed * 2 + 2)
+
+
+test_data.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def extend_run(config: TrainConfig, length: TrainConfig | None = None) -> TrainConfig:
+    """The same run, trained for one more ``length`` (default: its own; a finished 1-epoch run continues to 2
+    epochs, 30 steps to 60), keeping the unit the learner chose."""
+    length = length or config
+    if config.steps is not None:
+        return replace(config, steps=config.steps + (length.steps or length.total_steps))
+    return replace(config, epochs=config.epochs + (length.epochs if length.steps is None else
+                                                   math.ceil(length.total_steps / config.steps_per_epoch)))
+
+
+def trainer_from_checkpoint(model: TinyTransformer, meta: dict[str, Any]) -> ReversalTrainer:
+    """A ReversalTrainer holding a loaded model: the run's config comes from the checkpoint's
+    ``extra["train_config"]`` (or defaults fitted to the model, in the units it was saved in), history[0] is that
+    seed's untrained start (same seed = same initialisation) and history[1] is the loaded model at its recorded
+    step. A model saved at the end of its run loads finished; ``extend_run`` continues it."""
+    from attention_core.training import ReversalTrainer, TrainConfig, TrainingReport
+
+    extra = meta.get("extra") or {}
+    mc = model.config
+    cfg_dict = dict(extra.get("train_config") or {})
+    cfg_dict.update({"vocab_size": mc.vocab_size, "d_model": mc.d_model, "num_heads": mc.num_heads,
+                     "num_layers": mc.num_layers})
+    if "seq_len" not in cfg_dict:
+        cfg_dict["seq_len"] = (mc.max_seq_len - 1) // 2
+    try:  # a model trained on a GPU this machine lacks continues on the CPU
+        from attention_core.devices import resolve_device
+
+        cfg_dict["device"] = resolve_device(cfg_dict.get("device", "cpu"))
+    except ValueError:
+        cfg_dict["device"] = "cpu"
+    config = TrainConfig.from_dict(cfg_dict)
+    if config.sequence_length > mc.max_seq_len:
+        raise ValueError(f"the checkpoint's model reads at most {mc.max_seq_len} positions, but its training "
+                         f"config needs {config.sequence_length}")
+    probe = extra.get("probe")
+    try:
+        trainer = ReversalTrainer(config, probe) if probe else ReversalTrainer(config)
+    except ValueError:  # a probe that does not fit the config: keep the default one
+        trainer = ReversalTrainer(config)
+    trainer.model.load_state_dict(model.state_dict())
+    step = int(extra.get("step", config.total_steps) or 0)
+    step = max(step, 1)
+    if step > config.total_steps:  # trained past its config (continued): count in the same unit, rounded up
+        config = (replace(config, steps=step) if config.steps is not None else
+                  replace(config, epochs=math.ceil(step / config.steps_per_epoch)))
+        trainer.config = config
+    trainer.step_count = step
+    base = trainer.history[0]
+    evaluation = trainer.evaluate()
+    from attention_core.analysis import probe_attention
+
+    report = TrainingReport(step=step, total_steps=trainer.total_steps, epoch=step / config.steps_per_epoch,
+                            loss=float("nan"), train_accuracy=float("nan"), evaluated=True,
+                            probe_weights=probe_attention(trainer.model, trainer.probe, config.causal),
+                            seconds=0.0, wall_seconds=0.0, **evaluation)
+    trainer.history = [replace(base, total_steps=trainer.total_steps), report]
+    return trainer

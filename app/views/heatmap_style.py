@@ -1,0 +1,87 @@
+"""A heatmap's colours: the colour maps, honest fixed levels, the light/dark theme of its plot and title.
+
+- ``kind="weights"`` is always [0, 1] on a sequential map; ``kind="signed"`` is symmetric around 0 (±max|v| over
+  the finite values) on a diverging map, so white always means 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+KINDS = ("signed", "weights")
+_CMAP_NAMES = {"signed": "CET-D1A", "weights": "CET-L18"}
+_CMAPS: dict[str, Any] = {}
+AXES = ("left", "bottom", "right", "top")
+
+
+def colormap(kind: str) -> Any:
+    """The pyqtgraph ColorMap for a kind ("signed": diverging blue-white-red; "weights": white-orange-red)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if kind not in _CMAPS:
+        _CMAPS[kind] = pg.colormap.get(_CMAP_NAMES[kind])
+    return _CMAPS[kind]
+
+
+MIN_LEVEL = 1e-100
+"""Below this largest magnitude a signed map is coloured as if it were all zeros (levels ±1)."""
+
+
+def levels_for(values: np.ndarray, kind: str) -> tuple[float, float]:
+    """Colour levels: [0, 1] for weights; symmetric +-max|v| (finite values only) for signed data."""
+    if kind == "weights":
+        return 0.0, 1.0
+    finite = values[np.isfinite(values)]
+    m = float(np.max(np.abs(finite))) if finite.size else 0.0
+    # a range of tiny (e.g. subnormal 1e-320) values overflows pyqtgraph's 255 / range: such maps read as zero
+    # (found by the window monkey test)
+    if m < MIN_LEVEL:
+        m = 1.0
+    return -m, m
+
+
+def text_is_dark(image: np.ndarray, levels: tuple[float, float], kind: str) -> np.ndarray:
+    """Per cell: True where the cell's colour is light, so its number is drawn in dark text."""
+    lo, hi = levels
+    norm = (image - lo) / (hi - lo)
+    rgb = colormap(kind).map(np.clip(norm, 0, 1).ravel(), mode="float")
+    lum = (0.299 * rgb[:, 0] + 0.587 * rgb[:, 1] + 0.114 * rgb[:, 2]).reshape(image.shape)
+    return np.asarray(lum > 0.5)
+
+
+def title_color(dark: bool) -> str:
+    return "#eeeeee" if dark else "#111111"
+
+
+def apply_plot_theme(graphics: Any, plot: Any, colorbar: Any, dark: bool) -> None:
+    """Background, axes and colour-bar text for the light or dark theme."""
+    bg = "#1e1f22" if dark else "#ffffff"
+    fg = "#dddddd" if dark else "#222222"
+    graphics.setBackground(bg)
+    for name in AXES:
+        ax = plot.getAxis(name)
+        ax.setPen(pg.mkPen(fg))
+        ax.setTextPen(pg.mkPen(fg))
+    colorbar.axis.setPen(pg.mkPen(fg))
+    colorbar.axis.setTextPen(pg.mkPen(fg))
+
+
+def let_title_overflow(label: Any) -> None:
+    """pyqtgraph makes a title's text width the plot's minimum width, so a long title in a narrow widget pushes
+    the colour bar out of view. Keep the height rule, drop the width rule: the title may overflow instead."""
+
+    def update_min() -> None:
+        bounds = label.itemRect()
+        label.setMinimumWidth(0)
+        label.setMinimumHeight(bounds.height())
+        size = {Qt.SizeHint.MinimumSize: (0, bounds.height()),
+                Qt.SizeHint.PreferredSize: (bounds.width(), bounds.height()),
+                Qt.SizeHint.MaximumSize: (-1, -1), Qt.SizeHint.MinimumDescent: (0, 0)}
+        label._sizeHint = size
+        label.updateGeometry()
+
+    label.updateMin = update_min
