@@ -41,7 +41,7 @@ from .session import SessionError, load_session, save_session
 from .settings import Settings
 from .views.pipeline import STEPS
 from .views.playground_tab import PlaygroundTab
-from .workers import run_in_background, wait_for_workers
+from .workers import QtRunner, run_in_background, wait_for_workers
 
 if TYPE_CHECKING:
     from .training_panel import TrainingPanel
@@ -67,7 +67,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = Settings(settings)
         self.playground = PlaygroundModel(preset)
-        self.training = TrainingSession()
+        self.training = TrainingSession(runner=QtRunner())
         self.undo_stack = QUndoStack(self)
         self.edits = UndoableEdits(self.playground, self.undo_stack, self)
         self.session_path: Path | None = None

@@ -4,6 +4,7 @@
   a long export). ``on_done(result)`` / ``on_error(exc)`` run on the GUI thread (queued signals).
 - ``run_generator(gen_fn, on_yield=..., on_done=..., on_error=...)``: a generator (training drives
   ``ReversalTrainer.reports(control)`` this way); each yielded value reaches ``on_yield`` on the GUI thread.
+- ``QtRunner``: how a ``TrainingSession`` runs training in the window (a generator worker, see the class).
 - ``wait_for_workers(timeout_s)``: closing the window waits here, so no thread is left importing torch or
   stepping a model while the interpreter shuts down (that crashed PySide's exit hook before).
 
@@ -15,13 +16,17 @@ cannot be stopped from another thread", and worse). pyqtgraph's ``GarbageCollect
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Generator
+import queue
+import threading
+import traceback
+from collections.abc import Callable, Generator, Iterator
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QThreadPool, QTimer
 from superqt.utils import FunctionWorker, GeneratorWorker, WorkerBase, create_worker
 
-__all__ = ["FunctionWorker", "GeneratorWorker", "GuiThreadGC", "run_generator", "run_in_background",
+__all__ = ["FunctionWorker", "GeneratorWorker", "GuiThreadGC", "QtRunner", "run_generator", "run_in_background",
            "wait_for_workers"]
 
 
@@ -120,3 +125,61 @@ def wait_for_workers(timeout_s: float = 30.0) -> bool:
     for worker in list(WorkerBase._worker_set):
         worker.quit()
     return bool(QThreadPool.globalInstance().waitForDone(int(timeout_s * 1000)))
+
+
+class _QtRunHandle:
+    """A training run on a superqt worker: what it yields waits in a queue until the GUI thread pumps it."""
+
+    def __init__(self, runner: QtRunner, done: threading.Event) -> None:
+        self._runner, self._done = runner, done
+
+    def wait(self, timeout_s: float = 10.0) -> bool:
+        ended = self._done.wait(timeout_s)
+        self._runner.pump()
+        return ended
+
+    def is_alive(self) -> bool:
+        return not self._done.is_set()
+
+
+class QtRunner:
+    """The ``Runner`` of ``app.models.training_runner`` for the window: the run's generator runs on a superqt
+    worker (``run_generator``); each item it yields is queued and a queued signal makes the GUI thread deliver it
+    (``pump``), so the session only ever changes on the GUI thread. ``wait`` (Stop, closing) joins the run and
+    delivers what is left without spinning the event loop."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Callable[[], None]] = queue.Queue()
+
+    def start(self, gen_fn: Callable[[], Iterator[object]], on_item: Callable[[object], None],
+              on_done: Callable[[str], None]) -> _QtRunHandle:
+        done = threading.Event()
+
+        def work() -> Generator[None, None, None]:
+            reason = "finished"
+            try:
+                for item in gen_fn():
+                    self._queue.put(partial(on_item, item))
+                    yield None  # -> worker.yielded -> pump() on the GUI thread
+            except Exception:
+                reason = "error: " + traceback.format_exc()
+            finally:
+                self._queue.put(lambda: on_done(reason))
+                done.set()
+
+        worker = run_generator(work, on_yield=lambda _x: self.pump(), start=False)
+        worker.finished.connect(self.pump)
+        handle = _QtRunHandle(self, done)
+        worker.start()
+        return handle
+
+    def pump(self) -> int:
+        """Deliver every queued item on this (the GUI) thread; how many."""
+        n = 0
+        while True:
+            try:
+                fn = self._queue.get_nowait()
+            except queue.Empty:
+                return n
+            fn()
+            n += 1

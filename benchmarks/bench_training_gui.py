@@ -58,9 +58,11 @@ def get_panel(app: object, panel_only: bool) -> tuple[object, object, str]:
         if panel is None:
             raise SystemExit("the main window has no training_panel after 30 s")
         return window, panel, "main window (Training tab)"
+    from app.models.training_session import TrainingSession
     from app.training_panel import TrainingPanel
+    from app.workers import QtRunner
 
-    panel = TrainingPanel()
+    panel = TrainingPanel(TrainingSession(runner=QtRunner()))
     panel.resize(1280, 760)
     panel.show()
     return panel, panel, "training panel alone"
@@ -71,9 +73,10 @@ def run_seed(app: object, panel: object, seed: int) -> dict[str, float]:
 
     from attention_core.training import TrainConfig
 
-    panel.shutdown()
+    session = panel.session
+    session.shutdown()
     panel.form.set_config(TrainConfig(seed=seed))
-    panel.set_speed(None)
+    session.set_speed(None)
     beats: list[float] = []
     heartbeat = QTimer()
     heartbeat.setInterval(HEARTBEAT_MS)
@@ -82,7 +85,7 @@ def run_seed(app: object, panel: object, seed: int) -> dict[str, float]:
     loop = QEventLoop()
     t0 = 0.0
 
-    def on_snapshot(snap: object) -> None:
+    def on_snapshot(snap: object) -> None:  # the session's event, on the GUI thread
         r = snap.report
         if r.evaluated and r.sequence_accuracy >= GOAL and result["goal_s"] != result["goal_s"]:
             result["goal_s"] = time.perf_counter() - t0
@@ -92,8 +95,8 @@ def run_seed(app: object, panel: object, seed: int) -> dict[str, float]:
         result["reason"] = reason
         loop.quit()
 
-    panel.snapshotReceived.connect(on_snapshot)
-    panel.runFinished.connect(on_finished)
+    session.events.snapshot.connect(on_snapshot)
+    session.events.finished.connect(on_finished)
     guard = QTimer()
     guard.setSingleShot(True)
     guard.timeout.connect(loop.quit)
@@ -101,19 +104,20 @@ def run_seed(app: object, panel: object, seed: int) -> dict[str, float]:
     heartbeat.start()
     beats.append(time.perf_counter())
     t0 = time.perf_counter()
-    panel.start()
+    session.start(new_run=True)  # Start, answering "new run" when a previous seed's run is finished
     loop.exec()
     total = time.perf_counter() - t0
     heartbeat.stop()
-    panel.snapshotReceived.disconnect(on_snapshot)
-    panel.runFinished.disconnect(on_finished)
+    session.events.snapshot.disconnect(on_snapshot)
+    session.events.finished.disconnect(on_finished)
     gaps = [(b - a) * 1000 for a, b in zip(beats, beats[1:])]
-    trainer = panel.trainer
+    trainer = session.trainer
+    history = session.history
     result.update({
         "run_s": total, "steps": trainer.step_count if trainer is not None else 0,
         "p95_ms": percentile(gaps, 95), "max_ms": max(gaps) if gaps else float("nan"),
         "median_ms": statistics.median(gaps) if gaps else float("nan"), "beats": len(beats),
-        "final_seq_acc": panel.history.latest.report.sequence_accuracy if len(panel.history) else float("nan"),
+        "final_seq_acc": history.latest.report.sequence_accuracy if len(history) else float("nan"),
     })
     return result
 

@@ -59,10 +59,71 @@ def playground(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped
     return written
 
 
+def training(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped-def]
+    """Train at a watchable speed, scrub, try, ablate, save and load: each picture after the change it shows."""
+    import tempfile
+
+    from attention_core.train_config import TrainConfig
+
+    written: list[Path] = []
+    panel, s = window.training_panel, window.training
+    window.tabs.setCurrentWidget(panel)
+
+    def shot(name: str, seconds: float = 0.4) -> None:
+        settle(app, seconds)
+        path = out / f"{name}.png"
+        window.grab().save(str(path))
+        written.append(path)
+
+    def run_until(done) -> None:  # type: ignore[no-untyped-def]
+        end = time.time() + 120
+        while not done() and time.time() < end:
+            app.processEvents()
+            time.sleep(0.01)
+
+    run_until(lambda: s.run_state == "paused")  # the untrained preview (after the torch warm-up)
+    shot("training-start")
+    s.set_speed(20.0)
+    s.start()
+    run_until(lambda: s.history.latest is not None and s.history.latest.step >= 12)
+    shot("training-middle", 0.1)
+    s.set_speed(None)
+    run_until(lambda: s.run_state == "finished")
+    shot("training-end")
+    s.seek(4)
+    panel.tryit.input.setText(" ".join(map(str, s.probe or ())))
+    panel.tryit.submit()
+    shot("training-scrubbed-tryit")
+    s.go_live()
+    s.toggle_head(1, 0)
+    s.toggle_head(1, 1)
+    panel.tabs.setCurrentWidget(panel.ablation)
+    shot("training-ablation")
+    s.restore_heads()
+    with tempfile.TemporaryDirectory() as tmp:
+        s.save(Path(tmp) / "model.safetensors")
+        s.reset()
+        run_until(lambda: s.run_state == "paused")
+        s.load(Path(tmp) / "model.safetensors")
+        run_until(lambda: s.run_state == "loaded")
+        shot("training-loaded")
+        (Path(tmp) / "model.history.safetensors").unlink()
+        s.load(Path(tmp) / "model.safetensors")
+        run_until(lambda: s.run_state == "loaded" and len(s.history) == 2)
+        shot("training-loaded-no-history")
+    cfg = s.config
+    panel.form.set_config(TrainConfig(**{**cfg.to_dict(), "causal": False}))
+    s.start(new_run=True)
+    run_until(lambda: s.run_state == "finished")
+    shot("training-no-causal")
+    return written
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", type=Path)
     parser.add_argument("--size", default="1280x800")
+    parser.add_argument("--playground-only", action="store_true")
     args = parser.parse_args()
     from PySide6.QtCore import QSettings
 
@@ -82,6 +143,8 @@ def main() -> int:
     window.show()
     settle(app, 1.0)
     written = playground(window, app, args.out)
+    if not args.playground_only:
+        written += training(window, app, args.out)
     (args.out / ".screenshots.ini").unlink(missing_ok=True)
     for p in written:
         print(p)

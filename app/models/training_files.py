@@ -9,11 +9,11 @@ too; then only two points are known (step 0, rebuilt from the seed, and the save
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .training_history import Snapshot, TrainingHistory
+from .training_runner import Factory
 
 if TYPE_CHECKING:
     from attention_core.train_config import TrainConfig
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 NO_HISTORY = ("Its training history was not saved with it: the plots show only the two known points (step 0, "
               "rebuilt from the seed, and the saved step), not the path between them.")
-
-Factory = Callable[[], "tuple[ReversalTrainer, list[Snapshot]]"]
 
 
 def save_session_files(path: str | Path, config: TrainConfig, history: TrainingHistory) -> Path:
@@ -47,12 +45,19 @@ def save_session_files(path: str | Path, config: TrainConfig, history: TrainingH
 def load_session_files(path: str | Path) -> tuple[Factory, str]:
     """Validate ``path`` now (``CheckpointError`` with the reason) and return (a factory that builds the trainer
     and the snapshots to show, a note for the status line: "" when the full history came with it)."""
-    from attention_core.checkpoint import history_path, load_checkpoint, load_history
+    from attention_core.checkpoint import CheckpointError, history_path, load_checkpoint, load_history
+
+    from .training_tools import checkpoint_train_config
 
     model, meta = load_checkpoint(path)
+    extra = meta.get("extra") or {}
+    try:  # what the trainer is built from is checked here: a refusal must come before the session changes
+        checkpoint_train_config(model.config, meta)
+        int(extra.get("step", 0) or 0)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{path}: its training config does not fit the model ({exc})") from None
     hp = history_path(path)
     entries = load_history(hp) if hp.is_file() else None
-    extra = meta.get("extra") or {}
     if entries and int(entries[-1][0].step) != int(extra.get("step", -1)):
         entries = None  # a history of another save of that name: do not pair them
     complete = bool(entries) and bool(extra.get("history_complete", True))

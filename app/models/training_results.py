@@ -1,5 +1,6 @@
-"""What the Training tab computes on a recorded step's model (try it, ablation) and the texts derived from the
-session's state. Plain data and functions: no Qt; torch only inside the functions that run a model."""
+"""What the Training tab computes on a recorded step's model (try it, ablation), always on a copy rebuilt from that
+step's parameters, never on the model that is training. Plain data and functions: no Qt; torch only inside the
+functions that run a model. (The texts about them live in ``training_status``.)"""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .training_history import Snapshot, TrainingHistory
+from .training_status import ablation_status, pace_text  # noqa: F401  (importable here as before)
 from .training_tools import TryItResult, greedy_with_attention, model_accuracy, model_from_params, test_data
 
 if TYPE_CHECKING:
@@ -17,16 +19,21 @@ Head = tuple[int, int]
 
 @dataclass(frozen=True)
 class TryIt:
-    """The Try it tab's content: a result at ``step``, or an ``error`` (then ``result`` is None)."""
+    """The Try it tab's content: a result of the model at ``step`` with the heads ``off`` switched off, or an
+    ``error`` (then ``result`` is None)."""
 
     text: str
     result: TryItResult | None = None
     step: int | None = None
     error: str = ""
+    off: tuple[Head, ...] = ()
 
     @property
     def caption(self) -> str:
-        return f"model at step {self.step}" if self.step is not None else ""
+        if self.step is None:
+            return ""
+        heads = ", ".join(f"layer {li + 1} head {h + 1}" for li, h in self.off)
+        return f"model at step {self.step}" + (f" with {heads} switched off" if heads else "")
 
 
 @dataclass(frozen=True)
@@ -57,12 +64,16 @@ class Measure:
     probe_out: tuple[int, ...]
 
 
-def run_try_it(text: str, tokens: list[int], config: TrainConfig, snap: Snapshot) -> TryIt:
-    """Greedy-reverse ``tokens`` with the model of ``snap`` (rebuilt from its parameters)."""
+def run_try_it(text: str, tokens: list[int], config: TrainConfig, snap: Snapshot, off: tuple[Head, ...] = ()
+               ) -> TryIt:
+    """Greedy-reverse ``tokens`` with the model of ``snap`` (rebuilt from its parameters), the heads ``off``
+    switched off (what the Ablate tab measures is what Try it shows)."""
     if snap.params is None:
         return TryIt(text, error=f"the parameters of step {snap.step} were not kept")
     model = model_from_params(config, snap.params)
-    return TryIt(text, greedy_with_attention(model, tokens, config.causal), snap.step)
+    for li, h in off:
+        model.set_head_enabled(li, h, False)
+    return TryIt(text, greedy_with_attention(model, tokens, config.causal), snap.step, off=tuple(off))
 
 
 def measure(config: TrainConfig, snap: Snapshot, off: tuple[Head, ...]) -> Measure:
@@ -87,14 +98,3 @@ def ablation_at(history: TrainingHistory, index: int, config: TrainConfig, off: 
     base, now = measure(config, snap, ()), measure(config, snap, off)
     return Ablation(snap.step, off, base.seq, base.tok, now.seq, now.tok, tuple(snap.probe[: config.seq_len]),
                     base.probe_out, now.probe_out, evaluated_at=snap.step)
-
-
-def ablation_status(a: Ablation) -> str:
-    names = ", ".join(f"layer {li + 1} head {h + 1}" for li, h in a.off)
-    verb = "is" if len(a.off) == 1 else "are"
-    return (f"{names[0].upper()}{names[1:]} {verb} switched off (model at step {a.step}): exact-sequence test "
-            f"accuracy {a.now_seq:.1%} (all heads: {a.base_seq:.1%}).")
-
-
-def pace_text(steps_per_second: float | None) -> str:
-    return "as fast as possible" if steps_per_second is None else f"at {steps_per_second:g} steps/s"

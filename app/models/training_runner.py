@@ -2,7 +2,7 @@
 
 The session hands a runner a generator function (``drive``: build or take a trainer, then loop
 ``ReversalTrainer.reports(control)``); the runner runs it on another thread and delivers every yielded item, then
-the end of the run, back on the thread that owns the session. The GUI's runner (``app/training_worker.py``) uses
+the end of the run, back on the thread that owns the session. The window's runner (``app.workers.QtRunner``) uses
 ``app/workers.run_generator`` (superqt, queued signals to the GUI thread); ``ThreadRunner`` here uses a plain
 thread and a queue that the owner drains with ``pump()`` (tests, scripts, notebooks).
 """
@@ -23,6 +23,8 @@ from .training_history import Snapshot
 if TYPE_CHECKING:
     from attention_core.training import ReversalTrainer, TrainingControl
 
+Factory = Callable[[], "tuple[ReversalTrainer, list[Snapshot]]"]
+"""Builds (or takes) a run's trainer in the training thread; returns it with the snapshots the run starts with."""
 ItemCallback = Callable[[object], None]
 DoneCallback = Callable[[str], None]
 """Called once per run with "finished", "stopped" or "error: <traceback>"."""
@@ -59,7 +61,7 @@ class Stepped:
     seconds: float
 
 
-def drive(factory: Callable[[], tuple[ReversalTrainer, list[Snapshot]]], control: TrainingControl,
+def drive(factory: Factory, control: TrainingControl,
           torch_threads: int | None = 1) -> Iterator[object]:
     """The training loop every runner runs: ``Ready`` once, then a ``Stepped`` per step until the run ends or
     ``control`` stops it. Parameters are copied here, in the training thread, right after each step."""

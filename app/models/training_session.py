@@ -9,168 +9,38 @@ rebuilt from the *shown* step's parameters, never on the model that is training,
 Training runs through an injected ``Runner`` (``training_runner``): ``drive`` loops the core's
 ``ReversalTrainer.reports(TrainingControl)`` on another thread and the runner delivers each step back on the
 session's thread. Constructing a session is cheap and does not import torch.
+
+The commands live here; the state, what derives from it and how changes are announced live in
+``training_session_base`` (``TrainingSessionBase``), the status and ETA texts in ``training_status``, and the
+trainer factories in ``training_tools`` / ``training_files``.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from psygnal import Signal, SignalGroup
-
-from .training_history import PlaybackCursor, Snapshot, TrainingHistory
-from .training_results import Ablation, Head, TryIt, ablation_at, ablation_status, pace_text, run_try_it
-from .training_runner import Ready, RunHandle, Runner, Stepped, ThreadRunner, drive
-from .training_tools import DEFAULT_SPEED_INDEX, SPEEDS, eta_seconds, format_eta, parse_tokens
+from .training_results import TryIt, ablation_at, run_try_it
+from .training_runner import Factory, Ready, Stepped, ThreadRunner, drive
+from .training_session_base import TrainingEvents, TrainingSessionBase
+from .training_tools import SPEEDS, extend_run, fresh_factory, parse_tokens, reprobed
 
 if TYPE_CHECKING:
     from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer, TrainingControl
+
+__all__ = ["GOAL", "RUN_STATES", "TRY_INTERVAL_S", "TrainingEvents", "TrainingSession"]
 
 GOAL = 0.99
 TRY_INTERVAL_S = 0.5
 RUN_STATES = ("empty", "building", "running", "paused", "finished", "stopped", "loaded", "error")
 
 
-class TrainingEvents(SignalGroup):
-    """One signal per thing that changes; each is emitted after the change is complete."""
+class TrainingSession(TrainingSessionBase):
+    """Set up, run, replay, probe, try and ablate the tiny reversal transformer (see the module docstring).
 
-    run_state = Signal(str)  # RUN_STATES
-    config = Signal(object)  # TrainConfig | None (the settings the next run uses)
-    history = Signal()  # snapshots recorded, cleared or replaced
-    snapshot = Signal(object)  # each new step's Snapshot, as it arrives
-    shown = Signal(int)  # the snapshot index the views show (cursor moved, live / scrubbed / replay)
-    probe = Signal(object)  # the probe's L input tokens (tuple) or its error
-    ablation = Signal(object)  # Ablation at the shown step
-    try_it = Signal(object)  # TryIt | None
-    progress = Signal()  # progress bar / ETA text changed
-    speed = Signal(object)  # steps per second or None
-    status = Signal(str)  # the status line
-    finished = Signal(str)  # a run ended: "finished", "stopped" or "error"
-
-
-class TrainingSession:
-    """Set up, run, replay, probe, try and ablate the tiny reversal transformer (see the module docstring)."""
-
-    def __init__(self, config: TrainConfig | None = None, runner: Runner | None = None) -> None:
-        self.events = TrainingEvents()
-        self.runner: Runner = runner or ThreadRunner()
-        self.history = TrainingHistory()
-        self.cursor = PlaybackCursor()
-        self.cursor.speed = SPEEDS[DEFAULT_SPEED_INDEX][1]
-        self.trainer: ReversalTrainer | None = None
-        self._config = config
-        self.config_error = ""
-        self.run_state = "empty"
-        self.last_error = ""
-        self.loaded_from = ""
-        self.history_note = ""
-        self.probe: tuple[int, ...] | None = None
-        self.probe_error = ""
-        self.ablated: tuple[Head, ...] = ()
-        self.ablation: Ablation | None = None
-        self.try_it: TryIt | None = None
-        self.goal_step: int | None = None
-        self.time_to_goal: float | None = None
-        self._control: TrainingControl | None = None
-        self._handle: RunHandle | None = None
-        self._run_id = 0
-        self._start_time: float | None = None
-        self._durations: deque[float] = deque(maxlen=12)
-        self._notice: tuple[str, bool] | None = None
-        self._status: tuple[str, bool] = ("", False)
-        self._try_at = 0.0
-        self._building_paused = False
-        self._status = self._derive_status()
-
-    # ================================================================== reading
-    @property
-    def config(self) -> TrainConfig | None:
-        """The validated settings the next run uses (None while the form holds an impossible combination)."""
-        return self._config
-
-    @property
-    def speed(self) -> float | None:
-        """Training and replay speed in steps per second (None = as fast as possible)."""
-        return self.cursor.speed
-
-    @property
-    def status(self) -> str:
-        """The status line, derived from the current state on every change."""
-        return self._status[0]
-
-    @property
-    def status_is_error(self) -> bool:
-        return self._status[1]
-
-    @property
-    def is_alive(self) -> bool:
-        """A run's thread exists (running or paused)."""
-        return self._handle is not None and self.run_state in ("building", "running", "paused")
-
-    @property
-    def is_running(self) -> bool:
-        return self.is_alive and self.run_state in ("building", "running")
-
-    @property
-    def is_paused(self) -> bool:
-        return self.is_alive and self.run_state == "paused"
-
-    @property
-    def shown_index(self) -> int:
-        return min(self.cursor.index, max(0, len(self.history) - 1))
-
-    @property
-    def shown_snapshot(self) -> Snapshot | None:
-        """The recorded step the grid shows (what Try it, Ablate and Compare act on)."""
-        return self.history[self.shown_index] if len(self.history) else None
-
-    @property
-    def shown_step(self) -> int | None:
-        snap = self.shown_snapshot
-        return snap.step if snap is not None else None
-
-    @property
-    def model_config(self) -> TrainConfig | None:
-        """The config of the model on screen (the trainer's), else the settings'."""
-        return self.trainer.config if self.trainer is not None else self._config
-
-    @property
-    def total_steps(self) -> int:
-        cfg = self.model_config
-        latest = self.history.latest
-        return max(cfg.total_steps if cfg is not None else 0, latest.step if latest is not None else 0)
-
-    @property
-    def progress(self) -> tuple[int, int, str]:
-        """(value, maximum, format) for the progress bar."""
-        latest = self.history.latest
-        if latest is None:
-            return 0, 1, "not started"
-        return latest.step, max(1, self.total_steps), "step %v / %m"
-
-    @property
-    def eta_text(self) -> str:
-        latest = self.history.latest
-        text = "ETA –"
-        if self.is_running and latest is not None and self._durations:
-            per_step = sum(self._durations) / len(self._durations)
-            if self.speed:
-                per_step = max(per_step, 1.0 / self.speed)
-            text = format_eta(eta_seconds(latest.step, self.total_steps, per_step))
-        if self.goal_step is not None:
-            took = f" ({self.time_to_goal:.1f} s after Start)" if self.time_to_goal is not None else ""
-            text += f" · ≥ 99 % exact-sequence at step {self.goal_step}{took}"
-        return text
-
-    def start_needs_choice(self) -> bool:
-        """Whether Start would have to continue a finished run or discard recorded steps: ask first
-        (``continue_training()`` or ``start(new_run=True)``)."""
-        if self.is_alive or self.trainer is None or len(self.history) < 2:
-            return False
-        return self.trainer.finished or not self._same_config()
+    ``TrainingSession(config=None, runner=None)``: the state and what derives from it are ``TrainingSessionBase``'s
+    (``training_session_base``); the commands are here."""
 
     # ================================================================== settings
     def set_config(self, config: TrainConfig | None, error: str = "") -> None:
@@ -190,18 +60,33 @@ class TrainingSession:
         self._changed("speed")
 
     # ================================================================== run control
+    def start_needs_choice(self) -> bool:
+        """Whether Start would have to continue a finished run or discard recorded steps (a run stopped or paused
+        after the settings changed): ask first (``start(new_run=False)`` continues, ``start(new_run=True)``
+        starts a new model)."""
+        if self.is_running or self.trainer is None or len(self.history) < 2:
+            return False
+        if self.is_paused:  # resuming is safe unless the settings now describe another run
+            return self._config is not None and not self._same_config()
+        return self.trainer.finished or not self._same_config()
+
     def start(self, new_run: bool | None = None) -> bool:
         """Train: resume a paused run, continue an unfinished one with unchanged settings, else build a new model.
 
-        When that would continue a finished run or discard recorded steps, say which: ``new_run=True`` (a fresh
-        model from the settings) or ``False`` (= ``continue_training()``); without it nothing happens (False)."""
+        When that would continue a finished run or discard recorded steps (``start_needs_choice()``), say which:
+        ``new_run=True`` (a fresh model from the settings) or ``False`` (= ``continue_training()``: the current
+        model, with its own settings); without it nothing happens (the question is noted, False)."""
         if self.is_running:
             return False
         if self.is_paused and not new_run and (self._config is None or self._same_config()):
             self.resume()
             return True
         if self.start_needs_choice() and new_run is None:
-            self._note("The run is finished: continue training this model, or start a new run?")
+            trainer = self.trainer
+            self._note("The run is finished: continue training this model, or start a new run?"
+                       if trainer is not None and trainer.finished else
+                       "The settings changed: continue training this model as it was set up, or start a new run "
+                       "with the new settings (its recorded steps are discarded)?")
             return False
         if new_run is False:
             return self.continue_training()
@@ -214,13 +99,11 @@ class TrainingSession:
         if not new_run and trainer is not None and not trainer.finished and self._same_config():
             self._launch(lambda: (trainer, []), paused=False, keep_history=True)
         else:
-            self._launch(self._fresh_factory(self._config), paused=False)
+            self._launch(fresh_factory(self._config, self.probe), paused=False)
         return True
 
     def continue_training(self) -> bool:
         """Train the current model further: a finished run gets one more length of its run (same unit)."""
-        from .training_tools import extend_run
-
         trainer = self.trainer
         if trainer is None or self.is_running:
             return False
@@ -240,6 +123,7 @@ class TrainingSession:
         """No new step starts until ``resume()`` or ``step()`` (a step in flight still arrives)."""
         if self._control is not None and self.is_running:
             self._control.pause()
+            self._steps_due = 0
             self._set_run_state("paused")
 
     def resume(self) -> None:
@@ -250,6 +134,7 @@ class TrainingSession:
         if self._start_time is None:
             self._start_time = time.perf_counter()
         self._control.resume()
+        self._steps_due = 0
         self._set_run_state("running", "shown")
 
     def toggle_pause(self) -> None:
@@ -264,6 +149,7 @@ class TrainingSession:
             self._clear_ablation()
             self.cursor.go_live()
             self._control.request_step()
+            self._steps_due += 1
             self._set_run_state("paused", "shown")
             return True
         trainer = self.trainer
@@ -272,13 +158,17 @@ class TrainingSession:
         elif trainer is not None and trainer.finished and len(self.history) > 1:
             self._note("The run is finished: Start continues it or starts a new run.")
             return False
+        elif trainer is not None and len(self.history) > 1:  # the settings changed: never discard steps silently
+            self._note("The settings changed: Start asks whether to continue this model or start a new run.")
+            return False
         elif self._config is None:
             self._note(f"Cannot step: {self.config_error}", error=True)
             return False
         else:
-            self._launch(self._fresh_factory(self._config), paused=True)
+            self._launch(fresh_factory(self._config, self.probe), paused=True)
         assert self._control is not None
         self._control.request_step()
+        self._steps_due += 1
         return True
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -296,7 +186,7 @@ class TrainingSession:
         if self._config is None:
             self._note(f"Cannot reset: {self.config_error}", error=True)
             return False
-        self._launch(self._fresh_factory(self._config), paused=True)
+        self._launch(fresh_factory(self._config, self.probe), paused=True)
         self._start_time = None
         return True
 
@@ -309,10 +199,11 @@ class TrainingSession:
             self._end_run("stopped")
 
     def wait_idle(self, timeout_s: float = 60.0) -> bool:
-        """ThreadRunner only: deliver items until no run is alive or ``timeout_s`` passed (tests, scripts)."""
+        """ThreadRunner only: deliver items until no run is training (building, running, or paused with a step
+        requested by ``step()`` still to arrive) or ``timeout_s`` passed; whether it got there (tests, scripts)."""
         runner = self.runner
         deadline = time.perf_counter() + timeout_s
-        while self.is_running or self.run_state == "building":
+        while self.is_running or self.run_state == "building" or (self._steps_due and self.is_alive):
             if not isinstance(runner, ThreadRunner) or time.perf_counter() > deadline:
                 return False
             runner.pump(0.05)
@@ -377,7 +268,7 @@ class TrainingSession:
                 trainer.set_probe(tokens)
             latest = self.history.latest
             if latest is not None and latest.params is not None and not self.is_running:
-                self._reprobe_latest(trainer.config, tokens, latest)
+                self.history.replace_latest(reprobed(trainer.config, tokens, latest))
         self._changed("probe", "history", "shown")
         return True
 
@@ -392,7 +283,7 @@ class TrainingSession:
             except ValueError as exc:
                 self.try_it = TryIt(text, error=str(exc))
             else:
-                self.try_it = run_try_it(text, tokens, cfg, snap)
+                self.try_it = run_try_it(text, tokens, cfg, snap, self.ablated)
         self._changed("try_it")
         return self.try_it
 
@@ -438,37 +329,8 @@ class TrainingSession:
         self.loaded_from, self.history_note = Path(path).name, note
         self._launch(factory, paused=True, loading=True)
 
-    # ================================================================== internals
-    def _same_config(self, shape_only: bool = False) -> bool:
-        t = self.trainer
-        if t is None or self._config is None:
-            return False
-        if shape_only:
-            from dataclasses import replace
-
-            return replace(self._config, steps=None, epochs=1) == replace(t.config, steps=None, epochs=1)
-        return self._config == t.config
-
-    def _fresh_factory(self, cfg: TrainConfig):  # type: ignore[no-untyped-def]
-        probe = list(self.probe) if self.probe is not None and len(self.probe) == cfg.seq_len else None
-
-        def make() -> tuple[ReversalTrainer, list[Snapshot]]:
-            from attention_core.training import ReversalTrainer
-
-            from .training_tools import params_of
-
-            try:
-                trainer = ReversalTrainer(cfg, probe)
-            except ValueError:
-                trainer = ReversalTrainer(cfg)
-            p = [int(t) for t in trainer.probe.tolist()]
-            return trainer, [Snapshot.from_report(trainer.history[0], p, cfg.seq_len, cfg.causal,
-                                                  params_of(trainer.model))]
-
-        return make
-
-    def _launch(self, factory, *, paused: bool, keep_history: bool = False,  # type: ignore[no-untyped-def]
-                loading: bool = False) -> None:
+    # ================================================================== the run's callbacks
+    def _launch(self, factory: Factory, *, paused: bool, keep_history: bool = False, loading: bool = False) -> None:
         from attention_core.training import TrainingControl
 
         if self._handle is not None:
@@ -477,10 +339,12 @@ class TrainingSession:
         run_id = self._run_id
         self._control = control = TrainingControl(paused=paused, steps_per_second=self.speed)
         self._durations.clear()
+        self._steps_due = 0
         self.last_error = ""
         if not loading:
             self.loaded_from, self.history_note = "", ""
         if not keep_history:
+            self.goal_step, self.time_to_goal = None, None  # a figure of the run before must not stay on screen
             self._clear_ablation()
             self.history.clear()
             self.try_it = None
@@ -508,6 +372,8 @@ class TrainingSession:
             self.ablated, self.ablation, self.try_it = (), None, None
         for s in item.snapshots:
             self.history.add(s)
+        if new_model:  # a loaded history knows when it reached the goal, not how long that took
+            self.goal_step, self.time_to_goal = self.history.first_step_reaching(GOAL), None
         self.probe = tuple(int(t) for t in item.trainer.probe[: item.trainer.config.seq_len].tolist())
         if self._config != item.trainer.config:
             self._config = item.trainer.config
@@ -525,6 +391,7 @@ class TrainingSession:
         if not self.history.add(snap):
             return
         self._durations.append(item.seconds)
+        self._steps_due = max(0, self._steps_due - 1)
         r = snap.report
         if self.goal_step is None and r.evaluated and r.sequence_accuracy >= GOAL:
             self.goal_step = snap.step
@@ -557,118 +424,12 @@ class TrainingSession:
     def _end_run(self, state: str) -> None:
         if self._handle is None:
             return
-        self._handle, self._control = None, None
+        self._handle, self._control, self._steps_due = None, None, 0
         if self.run_state == "loaded" and state == "stopped":
             state = "loaded"
         self._derive_at_shown()
         self._set_run_state(state, "ablation", "try_it", "progress")
         self.events.finished.emit(state)
-
-    def _set_run_state(self, state: str, *names: str) -> None:
-        self.run_state = state
-        self._changed("run_state", *names)
-
-    def _shown_changed(self) -> None:
-        if not self.is_running:
-            self._derive_at_shown()
-        self._changed("shown", "ablation", "try_it")
-
-    def _derive_at_shown(self) -> None:
-        """Ablation and Try it follow the shown step."""
-        self._recompute_ablation()
-        self._refresh_try_it()
-
-    def _recompute_ablation(self) -> None:
-        cfg = self.model_config
-        if cfg is None or not len(self.history):
-            self.ablation = None
-            return
-        self.ablation = ablation_at(self.history, self.shown_index, cfg, self.ablated)
-
-    def _refresh_try_it(self) -> None:
-        t, cfg, snap = self.try_it, self.model_config, self.shown_snapshot
-        if t is None or t.error or cfg is None or snap is None:
-            return
-        tokens = list(t.result.inputs) if t.result is not None else []
-        self.try_it = run_try_it(t.text, tokens, cfg, snap) if tokens else t
-
-    def _clear_ablation(self) -> None:
-        self.ablated = ()
-        self._recompute_ablation()
-
-    def _reprobe_latest(self, cfg: TrainConfig, tokens: list[int], latest: Snapshot) -> None:
-        import torch
-
-        from attention_core.analysis import probe_attention
-        from attention_core.tasks import make_reversal_example
-
-        from .training_tools import model_from_params
-
-        assert latest.params is not None
-        full = make_reversal_example(torch.tensor(tokens))
-        weights = probe_attention(model_from_params(cfg, latest.params), full, cfg.causal)
-        self.history.replace_latest(latest.with_probe(full.tolist(), weights))
-
-    def _note(self, text: str, error: bool = False) -> None:
-        """A one-off message (an action's outcome or refusal) until the next change."""
-        self._notice = (text, error)
-        self._emit_status()
-
-    def _changed(self, *names: str, snapshot: Snapshot | None = None) -> None:
-        self._notice = None
-        for name in dict.fromkeys(names):
-            if name == "snapshot":
-                if snapshot is not None:
-                    self.events.snapshot.emit(snapshot)
-            elif name == "shown":
-                self.events.shown.emit(self.shown_index)
-            elif name in ("history", "progress"):
-                getattr(self.events, name).emit()
-            else:
-                getattr(self.events, name).emit(self._payload(name))
-        self._emit_status()
-
-    def _payload(self, name: str) -> object:
-        return {"run_state": self.run_state, "config": self._config, "probe": self.probe,
-                "ablation": self.ablation, "try_it": self.try_it, "speed": self.speed}[name]
-
-    def _emit_status(self) -> None:
-        status = self._derive_status()
-        if status != self._status:
-            self._status = status
-            self.events.status.emit(status[0])
-
-    def _derive_status(self) -> tuple[str, bool]:
-        if self._notice is not None:
-            return self._notice
-        if self.ablated and self.ablation is not None and self.ablation.off:
-            return ablation_status(self.ablation), False
-        latest = self.history.latest
-        step = latest.step if latest is not None else 0
-        state = self.run_state
-        if state == "error":
-            lines = self.last_error.strip().splitlines()
-            return f"Training failed: {lines[-1] if lines else 'unknown error'}", True
-        if state == "empty":
-            return "Ready. Start trains the model at a watchable speed.", False
-        if state == "building":
-            return ("Loading the model…" if self.loaded_from else "Building the model and data…"), False
-        if state == "running":
-            return f"Training {pace_text(self.speed)}… Pause, Step or Stop any time; every step is recorded.", False
-        if state == "loaded":
-            note = self.history_note or "Its recorded history came with it."
-            return f"Loaded {self.loaded_from} (step {step}). {note} Start continues training.", False
-        if state == "paused":
-            if step == 0 and self._start_time is None:
-                return ("This is the untrained model (step 0): its heads look almost anywhere. Press Start to train "
-                        "it at a watchable speed, or Step to go one batch at a time."), False
-            return f"Paused at step {step}. Step trains one batch; Resume continues.", False
-        if state == "finished":
-            acc = f"{latest.report.sequence_accuracy:.1%}" if latest is not None else "?"
-            return (f"Finished: {step} steps, exact-sequence test accuracy {acc}. Scrub the timeline, try "
-                    "sequences, or click heads to ablate."), False
-        return (f"Stopped at step {step}. Scrub the timeline, try sequences, click heads to ablate, or Start to "
-                "continue."), False
 
 
 def snap_config(session: TrainingSession) -> TrainConfig:

@@ -1,6 +1,7 @@
 """Helpers of the Training tab's session: speeds, ETA, typed tokens, and the torch-backed tools that run a model
-(try-it generation with attention, accuracy, a model rebuilt from a recorded step's parameters, a trainer rebuilt
-from a checkpoint). torch is imported inside the functions that need it: importing this module stays cheap.
+(try-it generation with attention, accuracy, a model rebuilt from a recorded step's parameters, a step's maps
+recomputed for another probe) or build a trainer (a fresh one from the settings, one rebuilt from a checkpoint).
+torch is imported inside the functions that need it: importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ import numpy as np
 
 from attention_core.vocab import SEP
 
-from .training_history import Params
+from .training_history import Params, Snapshot
 
 if TYPE_CHECKING:
     import torch
 
-    from attention_core.model import TinyTransformer
+    from attention_core.model import ModelConfig, TinyTransformer
     from attention_core.train_config import TrainConfig
     from attention_core.training import ReversalTrainer
+
+    from .training_runner import Factory
 
 SPEEDS: tuple[tuple[str, float | None], ...] = (
     ("1 step/s", 1.0),
@@ -163,6 +166,20 @@ def model_from_params(config: TrainConfig, params: Params) -> TinyTransformer:
     return model.eval()
 
 
+def reprobed(config: TrainConfig, tokens: Sequence[int], snap: Snapshot) -> Snapshot:
+    """``snap`` seen through the probe ``tokens`` (L inputs): its maps recomputed on the model of that step."""
+    import torch
+
+    from attention_core.analysis import probe_attention
+    from attention_core.tasks import make_reversal_example
+
+    if snap.params is None:
+        raise ValueError(f"the parameters of step {snap.step} were not kept")
+    full = make_reversal_example(torch.tensor(list(tokens)))
+    weights = probe_attention(model_from_params(config, snap.params), full, config.causal)
+    return snap.with_probe(full.tolist(), weights)
+
+
 def initial_params(config: TrainConfig) -> Params:
     """The parameters a ``ReversalTrainer`` of ``config`` starts from (same seed = same initialisation)."""
     import torch
@@ -196,15 +213,31 @@ def extend_run(config: TrainConfig, length: TrainConfig | None = None) -> TrainC
                                                    math.ceil(length.total_steps / config.steps_per_epoch)))
 
 
-def trainer_from_checkpoint(model: TinyTransformer, meta: dict[str, Any]) -> ReversalTrainer:
-    """A ReversalTrainer holding a loaded model: the run's config comes from the checkpoint's
-    ``extra["train_config"]`` (or defaults fitted to the model, in the units it was saved in), history[0] is that
-    seed's untrained start (same seed = same initialisation) and history[1] is the loaded model at its recorded
-    step. A model saved at the end of its run loads finished; ``extend_run`` continues it."""
-    from attention_core.training import ReversalTrainer, TrainConfig, TrainingReport
+def fresh_factory(config: TrainConfig, probe: Sequence[int] | None = None) -> Factory:
+    """A run's factory for a new model from the settings (same seed = same initialisation), recording its step 0;
+    ``probe`` (L inputs) is kept when it fits the config, else the trainer's default probe is used."""
+    probe = list(probe) if probe is not None and len(probe) == config.seq_len else None
+
+    def make() -> tuple[ReversalTrainer, list[Snapshot]]:
+        from attention_core.training import ReversalTrainer
+
+        try:
+            trainer = ReversalTrainer(config, probe)
+        except ValueError:  # a probe with tokens the new vocabulary lacks
+            trainer = ReversalTrainer(config)
+        p = [int(t) for t in trainer.probe.tolist()]
+        return trainer, [Snapshot.from_report(trainer.history[0], p, config.seq_len, config.causal,
+                                              params_of(trainer.model))]
+
+    return make
+
+
+def checkpoint_train_config(mc: ModelConfig, meta: dict[str, Any]) -> TrainConfig:
+    """The run's validated config for a checkpoint's model: its ``extra["train_config"]`` (or defaults) fitted to
+    the model's shape, on a device this machine has; ValueError when the file's config cannot train that model."""
+    from attention_core.train_config import TrainConfig
 
     extra = meta.get("extra") or {}
-    mc = model.config
     cfg_dict = dict(extra.get("train_config") or {})
     cfg_dict.update({"vocab_size": mc.vocab_size, "d_model": mc.d_model, "num_heads": mc.num_heads,
                      "num_layers": mc.num_layers})
@@ -216,10 +249,25 @@ def trainer_from_checkpoint(model: TinyTransformer, meta: dict[str, Any]) -> Rev
         cfg_dict["device"] = resolve_device(cfg_dict.get("device", "cpu"))
     except ValueError:
         cfg_dict["device"] = "cpu"
-    config = TrainConfig.from_dict(cfg_dict)
+    try:
+        config = TrainConfig.from_dict(cfg_dict).validate()
+    except TypeError as exc:  # a value of the wrong type in the file
+        raise ValueError(str(exc)) from None
     if config.sequence_length > mc.max_seq_len:
         raise ValueError(f"the checkpoint's model reads at most {mc.max_seq_len} positions, but its training "
                          f"config needs {config.sequence_length}")
+    return config
+
+
+def trainer_from_checkpoint(model: TinyTransformer, meta: dict[str, Any]) -> ReversalTrainer:
+    """A ReversalTrainer holding a loaded model: the run's config comes from the checkpoint's
+    ``extra["train_config"]`` (``checkpoint_train_config``), history[0] is that seed's untrained start (same seed =
+    same initialisation) and history[1] is the loaded model at its recorded step. A model saved at the end of its
+    run loads finished; ``extend_run`` continues it."""
+    from attention_core.training import ReversalTrainer, TrainingReport
+
+    extra = meta.get("extra") or {}
+    config = checkpoint_train_config(model.config, meta)
     probe = extra.get("probe")
     try:
         trainer = ReversalTrainer(config, probe) if probe else ReversalTrainer(config)

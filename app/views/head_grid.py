@@ -20,6 +20,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from attention_core.masks import causal_mask
+
 from .heatmap import colormap
 
 REVERSAL_COLOR = "#d95f02"
@@ -156,8 +158,9 @@ class _Cell:
         self.spark.setMaximumHeight(34)
         self.spark.setMinimumHeight(22)
         self.spark.getViewBox().setBackgroundColor(QColor(246, 246, 246))
-        self.rev_curve = self.spark.plot(pen=pg.mkPen(REVERSAL_COLOR, width=1.6))
-        self.focus_curve = self.spark.plot(pen=pg.mkPen(FOCUS_COLOR, width=1.2))
+        self.pens = {"rev": pg.mkPen(REVERSAL_COLOR, width=1.6), "focus": pg.mkPen(FOCUS_COLOR, width=1.2)}
+        self.rev_curve = self.spark.plot(pen=self.pens["rev"])
+        self.focus_curve = self.spark.plot(pen=self.pens["focus"])
         self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((120, 120, 120), width=1))
         self.spark.addItem(self.cursor_line)
         self.values = np.zeros((0, 0))
@@ -274,7 +277,7 @@ class HeadGrid(QWidget):
         layers, heads = len(weights), int(weights[0].shape[0])
         self.set_shape(layers, heads)
         n = int(weights[0].shape[-1])
-        blocked = ~np.tril(np.ones((n, n), dtype=bool)) if causal else None
+        blocked = ~causal_mask(n) if causal else None
         marks = [(seq_len + p, seq_len - 1 - p) for p in range(seq_len) if seq_len + p < n]
         geometry_changed = n != 2 * self._seq_len or causal != self._causal
         self._seq_len, self._causal = seq_len, causal
@@ -310,9 +313,16 @@ class HeadGrid(QWidget):
                 c.cursor_line.setValue(step)
 
     def set_sparklines(self, steps: np.ndarray, reversal: np.ndarray, focus: np.ndarray,
-                       cursor_step: float | None = None, max_step: float | None = None) -> None:
-        """Reversal score and focus per head over ``steps``: arrays (n, layers, heads)."""
+                       cursor_step: float | None = None, max_step: float | None = None, joined: bool = True) -> None:
+        """Reversal score and focus per head over ``steps``: arrays (n, layers, heads). ``joined=False`` (a
+        model loaded without its history): only the recorded points are drawn, never a line invented between."""
         for (li, h), c in self._cells.items():
+            for curve, key, colour in ((c.rev_curve, "rev", REVERSAL_COLOR), (c.focus_curve, "focus", FOCUS_COLOR)):
+                curve.setPen(c.pens[key] if joined else None)
+                curve.setSymbol(None if joined else "o")
+                curve.setSymbolSize(5)
+                curve.setSymbolBrush(colour)
+                curve.setSymbolPen(None)
             if len(steps) and reversal.ndim == 3 and li < reversal.shape[1] and h < reversal.shape[2]:
                 c.rev_curve.setData(steps, reversal[:, li, h])
                 c.focus_curve.setData(steps, focus[:, li, h])

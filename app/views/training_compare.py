@@ -25,7 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..training_state import HeadComparison
+from ..models.training_history import HeadComparison
+from ..models.training_results import Ablation
+from ..models.training_session import TrainingSession
 
 COMPARE_HELP = (
     "<b>rev</b>: share of test sequences where the query at position L+p (the one that predicts reversed token "
@@ -36,7 +38,8 @@ COMPARE_HELP = (
 
 
 class CompareView(QWidget):
-    """Per-head table: baseline step vs the shown step."""
+    """Per-head table: baseline step vs the step the grid shows. Follows the session's ``history`` and ``shown``
+    (only while visible: a hidden table catches up when it is shown)."""
 
     baselineChanged = Signal(int)  # snapshot index of the baseline
 
@@ -45,12 +48,13 @@ class CompareView(QWidget):
             "change of entropy (negative: the head got sharper)", "focus: baseline → shown step",
             "change of focus (positive: the head got sharper)")
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, session: TrainingSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.session = session
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         row = QHBoxLayout()
-        row.addWidget(QLabel("baseline: step"))
+        row.addWidget(QLabel("baseline: snapshot"))
         self.baseline = QSpinBox()
         self.baseline.setRange(0, 0)
         self.baseline.setToolTip("The step to compare against (0 = the untrained model).")
@@ -75,13 +79,41 @@ class CompareView(QWidget):
         help_label.setStyleSheet("color:#444")
         layout.addWidget(help_label)
         self.baseline.valueChanged.connect(self.baselineChanged.emit)
+        self.baseline.valueChanged.connect(lambda _v: self.redraw())
         self.rows: list[HeadComparison] = []
+        self._stale = True
+        session.events.history.connect(self._on_change)
+        session.events.shown.connect(self._on_change)
+
+    def _on_change(self, *_: object) -> None:
+        self._stale = True
+        if self.isVisible():
+            self.redraw()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        if self._stale:
+            self.redraw()
+        super().showEvent(event)
+
+    def redraw(self) -> None:
+        """The session's history: its baseline snapshot against the shown one."""
+        self._stale = False
+        h, idx = self.session.history, self.session.shown_index
+        if not len(h):
+            self.rows = []
+            self.table.setRowCount(0)
+            self.caption.setText("no recorded steps yet")
+            return
+        self.set_steps([s.step for s in h])
+        base = min(self.baseline.value(), len(h) - 1)
+        self.set_rows(h.compare(base, idx), h[base].step, h[idx].step)
 
     def set_steps(self, steps: Sequence[int]) -> None:
         """The recorded steps (the spin box selects among their indices)."""
         self.baseline.blockSignals(True)
         self.baseline.setRange(0, max(0, len(steps) - 1))
         self.baseline.blockSignals(False)
+        self.baseline.setSuffix(f"  (step {steps[min(self.baseline.value(), len(steps) - 1)]})" if steps else "")
 
     def set_rows(self, rows: Sequence[HeadComparison], before_step: int, after_step: int) -> None:
         self.rows = list(rows)
@@ -105,18 +137,21 @@ class CompareView(QWidget):
 
 
 class AblationView(QWidget):
-    """How to ablate, and the effect of the heads currently switched off."""
+    """How to ablate, and the effect of the heads currently switched off: draws ``session.ablation`` (measured by
+    the session on the model at the shown step) on every ``ablation`` event."""
 
     restoreRequested = Signal()
 
     HELP = ("<b>Click a head</b> in the grid to switch it off: its output is zeroed before the output "
             "projection, the rest of the model is unchanged. Click it again to switch it back on. Ablation acts "
-            "on the model at its latest step while training is paused or stopped; training switches every head "
-            "back on before it continues. A single head often changes nothing — trained heads back each other "
-            "up; switch several off to see the copy break.")
+            "on the model at the step the grid shows (scrub the timeline to ablate an earlier step) while "
+            "training is paused or stopped; training switches every head back on before it continues. A single "
+            "head often changes nothing — trained heads back each other up; switch several off to see the copy "
+            "break.")
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, session: TrainingSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.session = session
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         help_label = QLabel(self.HELP)
@@ -131,15 +166,26 @@ class AblationView(QWidget):
         self.restore_button.setEnabled(False)
         layout.addWidget(self.restore_button)
         self.restore_button.clicked.connect(self.restoreRequested.emit)
+        self.restore_button.clicked.connect(session.restore_heads)
+        session.events.ablation.connect(self.set_result)
+        self.set_result(session.ablation)
 
-    def set_result(self, info: dict[str, Any]) -> None:
-        """``info``: off (list of (layer, head)), base/now token and sequence accuracy, probe outputs, step."""
-        off = info.get("off", [])
+    def set_result(self, a: Ablation | None) -> None:
+        """Draw an ``Ablation`` (None: no model yet)."""
+        if a is None:
+            self.restore_button.setEnabled(False)
+            self.result.setText("No model yet: Start, Step or Load one, then click a head.")
+            return
+        off = a.off
         self.restore_button.setEnabled(bool(off))
         if not off:
-            self.result.setText(f"No head is switched off. Model at step {info.get('step', '?')}: exact-sequence "
-                                f"test accuracy {info.get('base_seq', float('nan')):.1%}, per-token "
-                                f"{info.get('base_tok', float('nan')):.1%}.")
+            measured = ("" if a.evaluated_at is None or a.evaluated_at == a.step else
+                        f" (last evaluated at step {a.evaluated_at})")
+            if a.evaluated_at is None:
+                self.result.setText(f"No head is switched off. Model at step {a.step}: not evaluated yet.")
+            else:
+                self.result.setText(f"No head is switched off. Model at step {a.step}{measured}: exact-sequence "
+                                    f"test accuracy {a.base_seq:.1%}, per-token {a.base_tok:.1%}.")
             return
         names = ", ".join(f"layer {li + 1} head {h + 1}" for li, h in off)
 
@@ -150,17 +196,17 @@ class AblationView(QWidget):
             color = "#b00020" if b < a - 0.005 else "#1a7f37" if b > a + 0.005 else "#444"
             return f"<span style='color:{color}'>{(b - a) * 100:+.1f} pts</span>"
 
-        probe_in = info.get("probe_in", "")
-        probe_base, probe_now = info.get("probe_base", ""), info.get("probe_now", "")
+        probe_in, probe_base, probe_now = (" ".join(str(t) for t in p) for p in (a.probe_in, a.probe_base,
+                                                                                   a.probe_now))
         changed = " <b style='color:#b00020'>(changed)</b>" if probe_base != probe_now else " (unchanged)"
         self.result.setText(
-            f"<b>Switched off:</b> {names}<br>"
+            f"<b>Switched off</b> (model at step {a.step}): {names}<br>"
             f"<table cellspacing='6'><tr><th></th><th align='right'>all heads</th><th align='right'>now</th>"
             f"<th></th></tr>"
-            f"<tr><td>exact-sequence test accuracy (greedy)</td><td align='right'>{pct(info['base_seq'])}</td>"
-            f"<td align='right'><b>{pct(info['now_seq'])}</b></td><td>{delta(info['base_seq'], info['now_seq'])}"
+            f"<tr><td>exact-sequence test accuracy (greedy)</td><td align='right'>{pct(a.base_seq)}</td>"
+            f"<td align='right'><b>{pct(a.now_seq)}</b></td><td>{delta(a.base_seq, a.now_seq)}"
             f"</td></tr>"
-            f"<tr><td>per-token test accuracy (teacher-forced)</td><td align='right'>{pct(info['base_tok'])}</td>"
-            f"<td align='right'><b>{pct(info['now_tok'])}</b></td><td>{delta(info['base_tok'], info['now_tok'])}"
+            f"<tr><td>per-token test accuracy (teacher-forced)</td><td align='right'>{pct(a.base_tok)}</td>"
+            f"<td align='right'><b>{pct(a.now_tok)}</b></td><td>{delta(a.base_tok, a.now_tok)}"
             f"</td></tr></table>"
             f"Probe {probe_in} → all heads: <b>{probe_base}</b>, now: <b>{probe_now}</b>{changed}")

@@ -15,6 +15,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from ..models.training_session import TrainingSession
+from .frame import FrameCoalescer
+
+LOSS_TITLE = "Loss (cross-entropy, log scale)"
+ACC_TITLE = "Accuracy: per token and exact sequence"
+SERIES_MS = 150
+"""Curves over the whole run change a little per step: ~6 redraws a second while a run streams steps is enough,
+and leaves the GIL to the training thread (the maps still follow every frame)."""
+
 SERIES = {
     # key: (legend, colour, width, dash)
     "loss": ("train loss (batch)", "#777777", 1.2, False),
@@ -31,9 +40,13 @@ NARROW_NAMES = {  # the accuracy legend's names when the plot is too narrow for 
 
 
 class TrainingPlots(QWidget):
-    """Loss and accuracy curves; ``set_series`` takes ``TrainingHistory.series()``."""
+    """Loss and accuracy curves; ``set_series`` takes ``TrainingHistory.series()``.
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    Given a ``TrainingSession``, it follows it: ``history`` redraws the curves (throttled to a few times a second
+    while a run streams steps), ``shown`` moves the cursor to the step the grid shows. A history that is not
+    complete (a model loaded without it) is drawn as its recorded points only, and the title says so."""
+
+    def __init__(self, session: TrainingSession | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -49,9 +62,8 @@ class TrainingPlots(QWidget):
                         "when it generates greedily from its own outputs.")
         self.curves: dict[str, pg.PlotDataItem] = {}
         for plot, title, keys in (
-            (self.loss_plot, "Loss (cross-entropy, log scale)", ("loss", "test_loss")),
-            (self.acc_plot, "Accuracy: per token and exact sequence",
-             self._acc_keys),
+            (self.loss_plot, LOSS_TITLE, ("loss", "test_loss")),
+            (self.acc_plot, ACC_TITLE, self._acc_keys),
         ):
             plot.setTitle(title, size="9pt", color="#222222")
             plot.getAxis("left").setWidth(34)  # both plots align on the step axis
@@ -91,6 +103,27 @@ class TrainingPlots(QWidget):
             plot.addItem(line)
             self.cursor_lines.append(line)
         self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.joined = True
+        self.session = session
+        if session is not None:
+            self.redraw_soon = FrameCoalescer(self.redraw, SERIES_MS, self)
+            session.events.history.connect(self.redraw_soon)
+            session.events.shown.connect(lambda _i: self._follow_cursor())
+            self.redraw()
+
+    def redraw(self) -> None:
+        """The session's whole history and the shown step."""
+        s = self.session
+        assert s is not None
+        h = s.history
+        latest = h.latest
+        self.set_series(h.series(), max_step=max(s.total_steps, latest.step if latest is not None else 0),
+                        joined=h.complete)
+        self._follow_cursor()
+
+    def _follow_cursor(self) -> None:
+        step = self.session.shown_step if self.session is not None else None
+        self.set_cursor(step if step is not None else 0)
 
     PLOT_MARGINS = 58
     """The widget's width minus its plots' data area (the 34 px left axis, the margins, the border), in px."""
@@ -110,8 +143,22 @@ class TrainingPlots(QWidget):
         legend.layout.activate()
         legend.updateSize()
 
-    def set_series(self, series: dict[str, np.ndarray], max_step: float | None = None) -> None:
-        """Update every curve from ``TrainingHistory.series()``; the x axis spans 0..max_step."""
+    def set_series(self, series: dict[str, np.ndarray], max_step: float | None = None, joined: bool = True) -> None:
+        """Update every curve from ``TrainingHistory.series()``; the x axis spans 0..max_step. ``joined=False``:
+        points only (the steps between them were not recorded, so no line may pretend to know them)."""
+        if joined != self.joined:
+            self.joined = joined
+            for key, curve in self.curves.items():
+                _name, color, width, dash = SERIES[key]
+                style = Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine
+                curve.setPen(pg.mkPen(color, width=width, style=style) if joined else None)
+                curve.setSymbol(None if joined else "o")
+                curve.setSymbolBrush(color)
+                curve.setSymbolPen(None)
+                curve.setSymbolSize(7)
+            suffix = "" if joined else " · points only"
+            self.loss_plot.setTitle(LOSS_TITLE + suffix, size="9pt", color="#222222")
+            self.acc_plot.setTitle(ACC_TITLE + suffix, size="9pt", color="#222222")
         steps, eval_steps = series.get("step", np.zeros(0)), series.get("eval_step", np.zeros(0))
         for key, curve in self.curves.items():
             x = eval_steps if key in ("test_loss", "reversal_accuracy", "sequence_accuracy",
@@ -119,6 +166,9 @@ class TrainingPlots(QWidget):
             y = series.get(key, np.zeros(0))
             if key in ("loss", "test_loss"):
                 ok = np.isfinite(y) & (y > 0)
+                x, y = x[ok], y[ok]
+            elif not joined:  # points only: a step without this figure (a loaded model's) has no point
+                ok = np.isfinite(y)
                 x, y = x[ok], y[ok]
             self._data[key] = (np.asarray(x, dtype=float), np.asarray(y, dtype=float))
             curve.setData(x, y)

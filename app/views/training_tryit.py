@@ -19,17 +19,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..training_state import TryItResult, token_labels
+from attention_core.vocab import token_labels
+
+from ..models.training_results import TryIt
+from ..models.training_session import TrainingSession
+from ..models.training_tools import TryItResult
 from .heatmap import HeatmapWidget
+
+PLACEHOLDER = ("Train (or load) a model, then type a sequence and press Reverse. The model is the one at the step "
+               "the grid shows; while training runs, this tab follows the newest step about twice a second.")
 
 
 class TryItView(QWidget):
-    """Input line + greedy result + one head's attention per output step. The panel computes the result."""
+    """Input line + greedy result + one head's attention per output step.
 
-    requested = Signal(str)  # the typed text; the panel parses it and calls set_result / set_error
+    Follows ``session.events.try_it``: the session computes the result with the model at the shown step (or
+    refuses the text); this view only draws ``session.try_it`` — a refusal clears the previous result."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    requested = Signal(str)  # the typed text (also sent to ``session.try_sequence``)
+
+    def __init__(self, session: TrainingSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.session = session
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         row = QHBoxLayout()
@@ -45,8 +56,7 @@ class TryItView(QWidget):
         row.addWidget(self.run_button)
         row.addWidget(self.animate_button)
         layout.addLayout(row)
-        self.result_label = QLabel("Train (or load) a model, then type a sequence and press Reverse. While "
-                                   "training runs, this tab refreshes when you pause or when the run ends.")
+        self.result_label = QLabel(PLACEHOLDER)
         self.result_label.setWordWrap(True)
         self.result_label.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(self.result_label)
@@ -72,14 +82,48 @@ class TryItView(QWidget):
         layout.addStretch(0)
         self.result: TryItResult | None = None
         self.step: int | None = None
+        self.caption = ""
         self._timer = QTimer(self)
         self._timer.setInterval(700)
         self._timer.timeout.connect(self._advance)
-        self.run_button.clicked.connect(lambda: self.requested.emit(self.input.text()))
-        self.input.returnPressed.connect(lambda: self.requested.emit(self.input.text()))
+        self.run_button.clicked.connect(self.submit)
+        self.input.returnPressed.connect(self.submit)
         self.animate_button.clicked.connect(self.animate)
         self.head_combo.currentIndexChanged.connect(self._redraw)
         self.step_slider.valueChanged.connect(self._redraw)
+        session.events.try_it.connect(self._on_try_it)
+        session.events.config.connect(self._on_shape)
+        session.events.run_state.connect(self._on_shape)
+        self._on_shape()
+        self._on_try_it(session.try_it)
+
+    def submit(self) -> None:
+        self.requested.emit(self.input.text())
+        self.session.try_sequence(self.input.text())
+
+    # ---------------------------------------------------------------- session events
+    def _on_shape(self, *_: object) -> None:
+        cfg = self.session.model_config
+        if cfg is not None:
+            self.set_heads(cfg.num_layers, cfg.num_heads)
+
+    def _on_try_it(self, t: TryIt | None) -> None:
+        if t is None:
+            self._clear(PLACEHOLDER)
+        elif t.error or t.result is None:
+            self._clear(f"<span style='color:#b00020'>{t.error}</span>")
+        else:
+            if self.input.text().strip() != t.text.strip() and not self.input.hasFocus():
+                self.input.setText(t.text)
+            self.set_result(t.result, t.step, t.caption)
+
+    def _clear(self, html: str) -> None:
+        """Nothing of an earlier result stays on screen next to a refusal or after a new model."""
+        self._timer.stop()
+        self.result, self.step, self.caption = None, None, ""
+        self.heatmap.setVisible(False)
+        self.explain.setText("")
+        self.result_label.setText(html)
 
     def set_heads(self, layers: int, heads: int) -> None:
         """Offer every head of a model with this shape (keeps the selection when the shape is unchanged)."""
@@ -98,10 +142,12 @@ class TryItView(QWidget):
         data = self.head_combo.currentData()
         return tuple(data) if data is not None else (0, 0)  # type: ignore[return-value]
 
-    def set_result(self, result: TryItResult, step: int | None = None) -> None:
-        """Show a generation; ``step`` says which training step the model was at."""
+    def set_result(self, result: TryItResult, step: int | None = None, caption: str = "") -> None:
+        """Show a generation; ``step`` says which training step the model was at (``caption``: the session's
+        words for the model used, e.g. with heads switched off)."""
         animating = self._timer.isActive()
         self.step = step
+        self.caption = caption or (f"model at step {step}" if step is not None else "")
         self.result = result
         self.heatmap.setVisible(True)
         L = len(result.inputs)
@@ -112,13 +158,10 @@ class TryItView(QWidget):
         self.step_slider.blockSignals(False)
         self._redraw()
 
-    def set_error(self, message: str) -> None:
-        self.result_label.setText(f"<span style='color:#b00020'>{message}</span>")
-
     def animate(self) -> None:
         """Reveal the output one token at a time."""
         if self.result is None:
-            self.requested.emit(self.input.text())
+            self.submit()
             if self.result is None:
                 return
         self.step_slider.setValue(0)
@@ -151,7 +194,7 @@ class TryItView(QWidget):
                               row_title="", col_title="position it could see (key)")
         self.heatmap.set_highlight(cells=[(p, L - 1 - p) for p in range(upto + 1)])
         self.heatmap.set_selected((upto, int(vals[upto].argmax())))
-        at = f" <span style='color:#555'>(model at step {self.step})</span>" if self.step is not None else ""
+        at = f" <span style='color:#555'>({self.caption})</span>" if self.caption else ""
         self.result_label.setText(_result_html(r, upto) + at)
         p = upto
         k = int(vals[p].argmax())

@@ -59,12 +59,15 @@ def test_export_heatmap_deletes_its_widget(qapp, tmp_path):
 
 
 def test_closing_the_window_waits_for_the_torch_warm_up(window):
-    """A thread still importing torch while the interpreter exits can crash it: closing waits for the thread."""
+    """A thread still importing torch while the interpreter exits can crash it: closing waits for the worker."""
     panel = window.training_panel
-    thread = panel._warm_thread
-    assert not thread.daemon
+    worker = panel.warm_worker
+    assert worker is not None
     window.close()
-    assert not thread.is_alive()
+    assert not worker.is_running
+    from PySide6.QtCore import QThreadPool
+
+    assert QThreadPool.globalInstance().activeThreadCount() == 0
 
 
 def test_closing_the_window_waits_for_device_detection(window):

@@ -1,4 +1,4 @@
-"""The panel's Qt-free state: snapshots, history series, playback cursor, comparisons, try-it generation."""
+"""The Training session's Qt-free parts: snapshots, history series, playback cursor, comparisons, try-it generation."""
 
 from __future__ import annotations
 
@@ -11,15 +11,12 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.training_state import (
-    PlaybackCursor,
-    Snapshot,
-    TrainingHistory,
+from app.models.training_history import PlaybackCursor, Snapshot, TrainingHistory, head_metrics, mirrored_cells
+from app.models.training_tools import (
     eta_seconds,
+    extend_run,
     format_eta,
     greedy_with_attention,
-    head_metrics,
-    mirrored_cells,
     parse_tokens,
     trainer_from_checkpoint,
 )
@@ -202,11 +199,14 @@ def test_trainer_from_checkpoint_continues_the_run(tmp_path):
     model, meta = load_checkpoint(tmp_path / "m.safetensors")
     t2 = trainer_from_checkpoint(model, meta)
     assert [r.step for r in t2.history] == [0, 4]
-    assert t2.step_count == 4 and not t2.finished and t2.config.steps == 4 + cfg.steps_per_epoch
+    # a model saved at the end of its run loads finished, in the unit it was saved in (no "1 epochs" -> "N steps")
+    assert t2.step_count == 4 and t2.finished and t2.config.steps == 4
     for k, v in t.model.state_dict().items():
         assert torch.equal(v, t2.model.state_dict()[k])
     np.testing.assert_array_equal(t2.history[0].probe_weights[0], t.history[0].probe_weights[0])
     assert t2.history[1].sequence_accuracy == pytest.approx(t.evaluate()["sequence_accuracy"])
+    t2.config = extend_run(t2.config)  # what "Continue training" does: one more length of the run
+    assert t2.config.steps == 8 and not t2.finished
     t2.step()
     assert t2.step_count == 5
     # trained on a GPU that is not here: continues on the CPU

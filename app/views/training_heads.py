@@ -1,0 +1,156 @@
+"""The Training tab's centre: the layer × head grid at the shown step, its title, the hover read-out, the legend.
+
+Follows the session: ``shown`` and ``history`` redraw the maps of ``session.shown_snapshot`` (throttled to ~30
+frames a second, so training at full speed never floods the GUI thread), ``ablation`` greys out the heads that
+are switched off, and the title always names the step drawn and whether it is live, scrubbed or a replay.
+Clicking a head asks the session to switch it off; this view computes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from attention_core.vocab import token_labels
+
+from ..models.training_history import mirrored_key
+from ..models.training_session import TrainingSession
+from .frame import FRAME_MS, FrameCoalescer
+from .head_grid import HeadGrid
+
+SERIES_S = 0.15
+LEGEND = (
+    "<b>How to read a map:</b> rows are queries (the position predicting the next token), columns are keys (the "
+    "positions it looks at); darker = more attention. <span style='color:#0096ff'>○</span> marks the ideal "
+    "anti-diagonal: the query at position L+p predicts reversed token p and should look at the mirrored input "
+    "L−1−p. As the model learns, a copying head's weight gathers on the circles. Hatched cells are the future, "
+    "blocked by the causal mask. Under each map: <span style='color:#d95f02'>rev</span> = reversal score (share of "
+    "100 test sequences whose query L+p looks most at L−1−p), <span style='color:#1b6ac9'>focus</span> = mean row "
+    "maximum and entropy (nats), over the probe's L output queries; sparklines show rev and focus over the run. "
+    "<b>Click a head</b> to switch it off."
+)
+NO_MODEL = ("<b>Heads</b> — no model yet: press <b>Start</b> (or <b>Step</b>) to build it and watch every head's "
+            "attention map change as it learns to reverse.")
+
+
+class HeadsView(QWidget):
+    """Title + ``HeadGrid`` + hover read-out + legend, following a ``TrainingSession``."""
+
+    def __init__(self, session: TrainingSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        v = QVBoxLayout(self)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(3)
+        self.title_label = QLabel(NO_MODEL)
+        self.title_label.setTextFormat(Qt.TextFormat.RichText)
+        self.title_label.setWordWrap(True)
+        v.addWidget(self.title_label)
+        self.head_grid = HeadGrid()
+        self.head_grid.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        v.addWidget(self.head_grid, 1)
+        self.hover_label = QLabel(" ")
+        self.hover_label.setObjectName("hoverLabel")
+        self.hover_label.setTextFormat(Qt.TextFormat.RichText)
+        v.addWidget(self.hover_label)
+        self.ideal_check = QCheckBox("show ideal anti-diagonal ○")
+        self.ideal_check.setChecked(True)
+        v.addWidget(self.ideal_check)
+        self.legend_label = QLabel(LEGEND)
+        self.legend_label.setObjectName("legendLabel")
+        self.legend_label.setWordWrap(True)
+        self.legend_label.setTextFormat(Qt.TextFormat.RichText)
+        v.addWidget(self.legend_label)
+        self._hover = (-1, -1, -1, -1)
+        self._series_version = -1
+        self._series_at = 0.0
+        self.redraw_soon = FrameCoalescer(self.redraw, FRAME_MS, self)
+        self.head_grid.headClicked.connect(session.toggle_head)
+        self.head_grid.cellHovered.connect(self._on_hover)
+        self.ideal_check.toggled.connect(self.head_grid.set_show_ideal)
+        session.events.shown.connect(self.redraw_soon)
+        session.events.history.connect(self.redraw_soon)
+        session.events.ablation.connect(lambda _a: self._draw_ablation())
+        session.events.config.connect(lambda _c: self._shape_from_config())
+        self._shape_from_config()
+
+    def _shape_from_config(self) -> None:
+        """Before any step exists, lay the grid out for the settings (building its plot items takes ~0.2 s)."""
+        cfg = self.session.model_config
+        if cfg is not None and not len(self.session.history):
+            self.head_grid.set_shape(cfg.num_layers, cfg.num_heads)
+
+    def redraw(self) -> None:
+        """Draw the shown snapshot: maps, numbers, sparklines, cursor, title, hover text."""
+        s = self.session
+        snap = s.shown_snapshot
+        if snap is None:
+            self.title_label.setText(NO_MODEL)
+            self.hover_label.setText(" ")
+            return
+        g = self.head_grid
+        g.set_maps(snap.probe_weights, snap.labels, seq_len=snap.seq_len, causal=snap.causal,
+                   reversal=snap.reversal_scores, entropy=snap.entropy, focus=snap.focus)
+        g.set_show_ideal(self.ideal_check.isChecked())
+        h = s.history
+        now = time.perf_counter()
+        # sparklines span the whole run and change a little per step: while a run streams steps, a few redraws a
+        # second are enough and leave the GIL to the training thread (the maps still follow every frame)
+        if h.version != self._series_version and (not s.is_running or now - self._series_at >= SERIES_S):
+            self._series_version, self._series_at = h.version, now
+            steps, rev = h.head_series("reversal")
+            _, foc = h.head_series("focus")
+            g.set_sparklines(steps, rev, foc, max_step=s.total_steps, joined=h.complete)
+        g.set_sparkline_cursor(snap.step)
+        self._draw_ablation()
+        inputs = token_labels(snap.probe[: snap.seq_len])
+        mask_note = "" if snap.causal else " · <span style='color:#b36b00'><b>no causal mask</b></span>"
+        c = s.cursor
+        where = "live" if c.follow_live else ("replay" if c.playing else "scrubbed")
+        at = h.evaluated_at(s.shown_index)  # evaluation runs every few steps: quote the latest one, and say so
+        if at is None:
+            acc = "not evaluated yet"
+        else:
+            e = h[h.index_of_step(at)].report
+            when = "" if at == snap.step else f" (evaluated at step {at})"
+            acc = f"test exact-sequence <b>{e.sequence_accuracy:.0%}</b>, per-token {e.reversal_accuracy:.0%}{when}"
+        self.title_label.setText(
+            f"<b>Heads at step {snap.step}</b> of {s.total_steps} ({where}) — probe <b>{' '.join(inputs)}</b> → "
+            f"should give <b>{' '.join(reversed(inputs))}</b> · {acc}{mask_note}")
+        self._show_hover()
+
+    def _draw_ablation(self) -> None:
+        self.head_grid.set_disabled_heads(set(self.session.ablated))
+
+    def _on_hover(self, layer: int, head: int, q: int, k: int) -> None:
+        self._hover = (layer, head, q, k)
+        self._show_hover()
+
+    def _show_hover(self) -> None:
+        """The hovered cell's weight at the step drawn now (re-read on every redraw, never left stale)."""
+        layer, head, q, k = self._hover
+        snap = self.session.shown_snapshot
+        if snap is None or layer < 0 or q < 0 or layer >= len(snap.probe_weights):
+            self.hover_label.setText(" ")
+            return
+        weights = snap.probe_weights[layer]
+        if head >= weights.shape[0] or q >= weights.shape[1] or k >= weights.shape[2]:
+            self.hover_label.setText(" ")
+            return
+        labels, L = snap.labels, snap.seq_len
+        role = ""
+        mirror = mirrored_key(L, q)
+        if mirror is not None:
+            role = (f" — this query predicts reversed token {q - L + 1}; the mirrored input is position {mirror}"
+                    + (" ✓" if k == mirror else ""))
+        future = " <span style='color:#b36b00'>(a future position: a leak)</span>" if k > q else ""
+        self.hover_label.setText(
+            f"step {snap.step} · layer {layer + 1} · head {head + 1}: query {q} ('{labels[q]}') → key {k} "
+            f"('{labels[k]}'): weight {weights[head, q, k]:.3f}{future}{role}")
+
+    def leaveEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        self._on_hover(-1, -1, -1, -1)
+        super().leaveEvent(event)
