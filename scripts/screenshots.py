@@ -42,6 +42,9 @@ def playground(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped
     window.edits.apply("Mask: causal", lambda m: m.set_mask("causal"))
     m.pin("masked", 0, 2)
     shot("playground-mask")
+    export = out / "playground-export.png"  # through the view's own export, as the context menu does
+    window.pipeline.heatmaps["weights"].export(export)
+    written.append(export)
     window.load_preset("lesson-random-4x8")
     window.edits.apply("2 heads", lambda m: m.set_heads(2))
     window.view_tabs.setCurrentWidget(window.multihead)

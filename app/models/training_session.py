@@ -372,8 +372,10 @@ class TrainingSession(TrainingSessionBase):
             self.ablated, self.ablation, self.try_it = (), None, None
         for s in item.snapshots:
             self.history.add(s)
-        if new_model:  # a loaded history knows when it reached the goal, not how long that took
-            self.goal_step, self.time_to_goal = self.history.first_step_reaching(GOAL), None
+        if new_model:  # a loaded full history knows when it reached the goal (not how long that took); two
+            # points of a history that was not saved do not
+            goal = self.history.first_step_reaching(GOAL) if self.history.complete else None
+            self.goal_step, self.time_to_goal = goal, None
         self.probe = tuple(int(t) for t in item.trainer.probe[: item.trainer.config.seq_len].tolist())
         if self._config != item.trainer.config:
             self._config = item.trainer.config

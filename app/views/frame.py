@@ -1,4 +1,6 @@
-"""Coalesce many model events into one redraw per frame.
+"""How views keep up with their models without redrawing more than the eye can see.
+
+``FrameCoalescer``: many model events, one redraw per frame. ``RedrawWhenShown``: no redraw behind another tab.
 
 A training run at full speed emits a step every few milliseconds; a view that redrew on each would hold the GIL
 and starve the training thread. ``FrameCoalescer(fn, ms)`` calls ``fn`` at most once per ``ms``: the first
@@ -10,6 +12,7 @@ per-step events.)
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -32,3 +35,21 @@ class FrameCoalescer(QObject):
 
     def _fire(self) -> None:
         self._fn()
+
+
+class RedrawWhenShown:
+    """Mixin for a view (a QWidget with ``redraw()``, listed before QWidget in the bases) that skips redraws behind
+    another tab and catches up when shown. A script's window that was never shown draws at once, so what it reads
+    or exports is current. ``redraw`` must set ``self._stale = False``."""
+
+    _stale = True
+
+    def request_redraw(self, *_: object) -> None:
+        self._stale = True
+        if self.isVisible() or not self.window().isVisible():  # type: ignore[attr-defined]
+            self.redraw()  # type: ignore[attr-defined]
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        if self._stale:
+            self.redraw()  # type: ignore[attr-defined]
+        super().showEvent(event)  # type: ignore[misc]

@@ -15,10 +15,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ..models.playground import PlaygroundModel
+from .frame import RedrawWhenShown
 from .heatmap import HeatmapWidget
 
 
-class MultiHeadView(QWidget):
+class MultiHeadView(RedrawWhenShown, QWidget):
     """Draws ``Result.heads`` (attention_core.MultiHeadSteps) and the parameter count of a full layer.
 
     ``cellHovered``/``cellClicked`` carry the map's name (``split:Q``, ``head:0``, ``concat``, ``w_o``,
@@ -63,22 +64,9 @@ class MultiHeadView(QWidget):
             self._connect(hm, name)
         self._dark = False
         self._layout_heads = -1
-        self._stale = True
-        model.events.result.connect(self._on_result)
+        model.events.result.connect(self.request_redraw)
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
-
-    def _on_result(self) -> None:
-        self._stale = True
-        # skipped only behind another tab of a shown window (it catches up when shown); a script's unshown window
-        # draws at once, so what it reads or exports is current
-        if self.isVisible() or not self.window().isVisible():
-            self.redraw()
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802
-        if self._stale:
-            self.redraw()
-        super().showEvent(event)
 
     def _on_explanation(self) -> None:
         self.set_highlights(self.model.highlights)

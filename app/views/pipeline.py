@@ -6,21 +6,20 @@ shown again), outlines on ``explanation``, marks the pinned cell on ``pinned``. 
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from attention_core import STEP_NAMES, STEP_TITLES
 
 from ..models.playground import STEP_VIEWS, PlaygroundModel
+from .frame import RedrawWhenShown
 from .heatmap import HeatmapWidget
 
 STEPS = STEP_VIEWS
 TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
 
 
-class PipelineView(QWidget):
+class PipelineView(RedrawWhenShown, QWidget):
     """Five heatmaps in a 3 + 2 grid so each stays readable at 1280×800."""
 
     cellHovered = Signal(str, int, int)
@@ -58,8 +57,7 @@ class PipelineView(QWidget):
             grid.setColumnStretch(c, 1)
         grid.setRowStretch(0, 1)
         grid.setRowStretch(1, 1)
-        self._stale = True
-        model.events.result.connect(self._on_result)
+        model.events.result.connect(self.request_redraw)
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
         self.redraw()
@@ -69,18 +67,6 @@ class PipelineView(QWidget):
             hm.apply_theme(dark)
 
     # ---------------------------------------------------------------- model events
-    def _on_result(self) -> None:
-        self._stale = True
-        # skipped only behind another tab of a shown window (it catches up when shown); a script's unshown window
-        # draws at once, so what it reads or exports is current
-        if self.isVisible() or not self.window().isVisible():
-            self.redraw()
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802
-        if self._stale:
-            self.redraw()
-        super().showEvent(event)
-
     def redraw(self) -> None:
         """Draw the model's current result and captions."""
         self._stale = False

@@ -8,7 +8,6 @@ step shown in the grid: reversal score, entropy and focus, before, after and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 from ..models.training_history import HeadComparison
 from ..models.training_results import Ablation
 from ..models.training_session import TrainingSession
+from .frame import RedrawWhenShown
 
 COMPARE_HELP = (
     "<b>rev</b>: share of test sequences where the query at position L+p (the one that predicts reversed token "
@@ -37,7 +37,7 @@ COMPARE_HELP = (
 )
 
 
-class CompareView(QWidget):
+class CompareView(RedrawWhenShown, QWidget):
     """Per-head table: baseline step vs the step the grid shows. Follows the session's ``history`` and ``shown``
     (only while visible: a hidden table catches up when it is shown)."""
 
@@ -81,19 +81,8 @@ class CompareView(QWidget):
         self.baseline.valueChanged.connect(self.baselineChanged.emit)
         self.baseline.valueChanged.connect(lambda _v: self.redraw())
         self.rows: list[HeadComparison] = []
-        self._stale = True
-        session.events.history.connect(self._on_change)
-        session.events.shown.connect(self._on_change)
-
-    def _on_change(self, *_: object) -> None:
-        self._stale = True
-        if self.isVisible():
-            self.redraw()
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
-        if self._stale:
-            self.redraw()
-        super().showEvent(event)
+        session.events.history.connect(self.request_redraw)
+        session.events.shown.connect(self.request_redraw)
 
     def redraw(self) -> None:
         """The session's history: its baseline snapshot against the shown one."""

@@ -212,6 +212,8 @@ def test_a_loaded_model_brings_its_plots_form_and_progress(panel, qtbot, tmp_pat
     assert panel.plots.joined is False
     assert "points only" in panel.plots.acc_plot.titleLabel.text
     assert "history was not saved" in panel.status_label.text()
+    # two points cannot say when the run reached 99 %: no goal step is claimed
+    assert "99 %" not in rc.eta_label.text(), rc.eta_label.text()
     assert rc.progress.value() == 10 and rc.progress.maximum() == 10
     model = rebuilt(s)
     for name, value in a_history[-1].params.items():
