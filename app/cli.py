@@ -9,9 +9,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attention_core.steps import STEP_NAMES, STEP_TITLES, default_scale  # torch-free
+
+if TYPE_CHECKING:
+    from attention_core.training import TrainingReport
 
 VIEWS = STEP_NAMES  # what `export --view` accepts
 
@@ -97,7 +100,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     trainer = ReversalTrainer(config)
     bar = _ProgressBar(config.total_steps)
 
-    def on_report(r: Any) -> None:
+    def on_report(r: TrainingReport) -> None:
         bar.update(r.step, f"loss {r.loss:.3f} seq-acc {r.sequence_accuracy:.1%}")
 
     trainer.run(on_report)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QMenu,
     QMessageBox,
     QPushButton,
@@ -29,8 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_core.train_config import TrainConfig
+
 from .models.training_session import TrainingSession
 from .settings import data_dir
+from .views.head_grid import HeadGrid
 from .views.training_compare import AblationView, CompareView
 from .views.training_heads import HeadsView
 from .views.training_plots import TrainingPlots
@@ -157,11 +161,11 @@ class TrainingPanel(QWidget):
 
     # the widgets tests and scripts reach for, by their old names
     @property
-    def head_grid(self) -> Any:
+    def head_grid(self) -> HeadGrid:
         return self.heads.head_grid
 
     @property
-    def status_label(self) -> Any:
+    def status_label(self) -> QLabel:
         return self.run_controls.status_label
 
     # ================================================================== wiring
@@ -178,7 +182,7 @@ class TrainingPanel(QWidget):
         self.export_menu.aboutToShow.connect(self._fill_export_menu)
         self._on_run_state()
 
-    def _show_config(self, config: Any) -> None:
+    def _show_config(self, config: TrainConfig | None) -> None:
         """The form shows the settings in force (a loaded model brings its own)."""
         if config is not None and config != self.form.config():
             with QSignalBlocker(self.form):

@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_core.train_config import TrainConfig
+
 CAUSAL_NOTE = (
     "<b>Causal mask off:</b> each position also sees the tokens after it, including the one it must predict. "
     "<b>Teacher-forced</b> accuracy (true sequence fed in) climbs to ~100 % through this leak; <b>greedy</b> "
@@ -117,7 +119,7 @@ class TrainingSetupForm(QWidget):
         self.error_label.setVisible(False)
         outer.addWidget(self.error_label)
         self._error = ""
-        self._config: Any = None
+        self._config: TrainConfig | None = None
         for w in (self.seq_len, self.vocab_size, self.d_model, self.num_heads, self.num_layers, self.batch_size,
                   self.length, self.seed):
             w.valueChanged.connect(self._revalidate)
@@ -142,14 +144,14 @@ class TrainingSetupForm(QWidget):
             "seed": self.seed.value(), "device": self.device.currentText(), "causal": self.causal.isChecked(),
         }
 
-    def config(self) -> Any:
+    def config(self) -> TrainConfig | None:
         """The validated TrainConfig, or None when the form is invalid (``error()`` says why)."""
         return self._config
 
     def error(self) -> str:
         return self._error
 
-    def set_config(self, config: Any) -> None:
+    def set_config(self, config: TrainConfig) -> None:
         """Show an existing config (after loading a model)."""
         widgets = [self.seq_len, self.vocab_size, self.d_model, self.num_heads, self.num_layers, self.lr,
                    self.batch_size, self.length, self.length_unit, self.seed, self.device, self.causal]
