@@ -162,3 +162,22 @@ def test_resource_helper_finds_source_and_bundle(tmp_path: Path, monkeypatch: py
     assert resources.read_style("light") == "QWidget { }"
     # build.spec maps <repo>/resources/X to <bundle>/resources/X.
     assert 'tree(ROOT / "resources", "resources")' in spec_text()
+
+
+def test_no_module_the_app_imports_is_excluded_from_the_bundle() -> None:
+    """Import every app module (as the bundle's --self-test does, GUI included) and check sys.modules against the
+    spec's excludes: superqt.utils imports pygments, and excluding it broke the bundle's start-up."""
+    text = spec_text()
+    excludes = re.findall(r'"([\w.]+)"', re.search(r"excludes = \[(.*?)\n\]", text, re.S).group(1))
+    script = ("import pkgutil, importlib, sys, app, attention_core\n"
+              "for pkg in (app, attention_core):\n"
+              "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+              "        importlib.import_module(m.name)\n"
+              "print('\\n'.join(sorted(sys.modules)))\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    loaded = set(r.stdout.split())
+    assert "superqt.utils" in loaded and "torch" in loaded  # the walk really reached the GUI and the core
+    hit = sorted(m for m in loaded for ex in excludes if m == ex or m.startswith(ex + "."))
+    assert hit == [], f"modules the app imports but build.spec excludes: {hit}"
