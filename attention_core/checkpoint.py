@@ -155,7 +155,9 @@ def save_history(path: str | Path, entries: list[tuple[Any, list[int], dict[str,
 
 
 def load_history(path: str | Path) -> list[tuple[Any, list[int], dict[str, Any] | None]]:
-    """Read what ``save_history`` wrote; raises ``CheckpointError`` with the reason for a damaged file."""
+    """Read what ``save_history`` wrote; raises ``CheckpointError`` with the reason for a damaged file (a newer
+    format version, NaN or infinity in a tensor included, as ``load_checkpoint`` refuses them)."""
+    import numpy as np
     from safetensors import safe_open
     from safetensors.numpy import load_file
 
@@ -168,6 +170,12 @@ def load_history(path: str | Path) -> list[tuple[Any, list[int], dict[str, Any] 
         tensors = load_file(str(path))
         if meta.get("format") != HISTORY_FORMAT:
             raise ValueError(f"format {meta.get('format')!r}, expected {HISTORY_FORMAT!r}")
+        version = int(meta.get("format_version", "1"))
+        if version > 1:
+            raise ValueError(f"written by a newer version (format {version} > 1)")
+        for name, t in tensors.items():
+            if np.issubdtype(t.dtype, np.floating) and not np.isfinite(t).all():
+                raise ValueError(f"tensor {name} contains NaN or infinity")
         rows = json.loads(meta["reports"])
         out: list[tuple[Any, list[int], dict[str, Any] | None]] = []
         for i, row in enumerate(rows):

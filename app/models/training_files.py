@@ -52,7 +52,7 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
     model, meta = load_checkpoint(path)
     extra = meta.get("extra") or {}
     try:  # what the trainer is built from is checked here: a refusal must come before the session changes
-        checkpoint_train_config(model.config, meta)
+        train_config = checkpoint_train_config(model.config, meta)
         int(extra.get("step", 0) or 0)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: its training config does not fit the model ({exc})") from None
@@ -60,6 +60,9 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
     entries = load_history(hp) if hp.is_file() else None
     if entries and int(entries[-1][0].step) != int(extra.get("step", -1)):
         entries = None  # a history of another save of that name: do not pair them
+    why = history_misfit(entries or [], model, train_config.seq_len)
+    if why:
+        raise CheckpointError(f"{hp}: damaged training history ({why})")
     complete = bool(entries) and bool(extra.get("history_complete", True))
     note = "" if complete else NO_HISTORY
 
@@ -81,3 +84,25 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
                          Snapshot.from_report(last, probe, cfg.seq_len, cfg.causal, params_of(trainer.model))]
 
     return factory, note
+
+
+def history_misfit(entries: list, model: object, seq_len: int) -> str:
+    """"" when every recorded step fits the model (parameters, maps, head scores, probe), else the first misfit: a
+    history that passed ``load_history`` can still hold tensors of another shape or name, which would fail only
+    later, when Try it or Ablate rebuilds that step's model or a view draws its maps."""
+    import numpy as np
+
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}  # type: ignore[attr-defined]
+    mc = model.config  # type: ignore[attr-defined]
+    maps = (mc.num_heads, 2 * seq_len, 2 * seq_len)
+    for report, probe, params in entries:
+        step = report.step
+        if params is not None and {k: tuple(np.shape(v)) for k, v in params.items()} != shapes:
+            return f"the parameters of step {step} do not fit the model"
+        if len(report.probe_weights) != mc.num_layers or any(np.shape(w) != maps for w in report.probe_weights):
+            return f"the attention maps of step {step} do not fit the model"
+        if np.shape(report.head_reversal_scores) != (mc.num_layers, mc.num_heads):
+            return f"the head scores of step {step} do not fit the model"
+        if len(probe) != 2 * seq_len + 1:
+            return f"the probe of step {step} does not fit the model"
+    return ""

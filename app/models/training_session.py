@@ -124,13 +124,14 @@ class TrainingSession(TrainingSessionBase):
         if self._control is not None and self.is_running:
             self._control.pause()
             self._steps_due = 0
-            self._set_run_state("paused")
+            self._derive_at_shown()  # not kept up while training: the shown step's ablation and Try it
+            self._set_run_state("paused", "ablation", "try_it")
 
     def resume(self) -> None:
         if self._control is None or not self.is_paused:
             return
-        self._clear_ablation()
         self.cursor.go_live()
+        self._clear_ablation()
         if self._start_time is None:
             self._start_time = time.perf_counter()
         self._control.resume()
@@ -146,8 +147,8 @@ class TrainingSession(TrainingSessionBase):
     def step(self) -> bool:
         """Train exactly one batch, then stay paused (starting a paused run first when none is alive)."""
         if self.is_alive and self._control is not None:
-            self._clear_ablation()
             self.cursor.go_live()
+            self._clear_ablation()  # at the step now shown (the live one), not the one shown before
             self._control.request_step()
             self._steps_due += 1
             self._set_run_state("paused", "shown")
@@ -197,6 +198,9 @@ class TrainingSession(TrainingSessionBase):
         if self._handle is not None:
             self._handle.wait(timeout_s)
             self._end_run("stopped")
+        if self._ended is not None:  # a run whose end was delivered may still be unwinding its thread
+            self._ended.wait(timeout_s)
+            self._ended = None
 
     def wait_idle(self, timeout_s: float = 60.0) -> bool:
         """ThreadRunner only: deliver items until no run is training (building, running, or paused with a step
@@ -252,6 +256,11 @@ class TrainingSession(TrainingSessionBase):
         """Use these L tokens as the probe (the grid's maps); a refused text sets ``probe_error``."""
         cfg = self.model_config
         if cfg is None:
+            return False
+        if self.run_state == "building":  # the model being built may have another shape than ``cfg``: a probe
+            # handed to it that does not fit would end its run with an error
+            self.probe_error = "The model is still being built: set the probe once it is shown."
+            self._changed("probe")
             return False
         try:
             tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size)
@@ -345,8 +354,8 @@ class TrainingSession(TrainingSessionBase):
             self.loaded_from, self.history_note = "", ""
         if not keep_history:
             self.goal_step, self.time_to_goal = None, None  # a figure of the run before must not stay on screen
-            self._clear_ablation()
             self.history.clear()
+            self._clear_ablation()  # after clearing: no Ablation of a discarded step may stay on screen
             self.try_it = None
             self.cursor.go_live()
         self._handle = self.runner.start(lambda: drive(factory, control),
@@ -426,7 +435,7 @@ class TrainingSession(TrainingSessionBase):
     def _end_run(self, state: str) -> None:
         if self._handle is None:
             return
-        self._handle, self._control, self._steps_due = None, None, 0
+        self._ended, self._handle, self._control, self._steps_due = self._handle, None, None, 0
         if self.run_state == "loaded" and state == "stopped":
             state = "loaded"
         self._derive_at_shown()

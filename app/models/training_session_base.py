@@ -39,7 +39,7 @@ class TrainingEvents(SignalGroup):
     progress = Signal()  # progress bar / ETA text changed
     speed = Signal(object)  # steps per second or None
     status = Signal(str)  # the status line
-    finished = Signal(str)  # a run ended: "finished", "stopped" or "error"
+    finished = Signal(str)  # a run ended: "finished", "stopped", "error" (or "loaded": a loaded model waits)
 
 
 class TrainingSessionBase:
@@ -67,6 +67,7 @@ class TrainingSessionBase:
         self.time_to_goal: float | None = None
         self._control: TrainingControl | None = None
         self._handle: RunHandle | None = None
+        self._ended: RunHandle | None = None  # the last run's handle once its end was delivered (``shutdown``)
         self._run_id = 0
         self._start_time: float | None = None
         self._durations: deque[float] = deque(maxlen=12)
