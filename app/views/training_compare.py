@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -40,8 +40,6 @@ COMPARE_HELP = (
 class CompareView(RedrawWhenShown, QWidget):
     """Per-head table: baseline step vs the step the grid shows. Follows the session's ``history`` and ``shown``
     (only while visible: a hidden table catches up when it is shown)."""
-
-    baselineChanged = Signal(int)  # snapshot index of the baseline
 
     COLUMNS = ("head", "rev", "entropy", "Δ ent.", "focus", "Δ focus")
     TIPS = ("layer and head", "reversal score: baseline → shown step", "entropy in nats: baseline → shown step",
@@ -78,7 +76,6 @@ class CompareView(RedrawWhenShown, QWidget):
         help_label.setWordWrap(True)
         help_label.setStyleSheet("color:#444")
         layout.addWidget(help_label)
-        self.baseline.valueChanged.connect(self.baselineChanged.emit)
         self.baseline.valueChanged.connect(lambda _v: self.redraw())
         self.rows: list[HeadComparison] = []
         session.events.history.connect(self.request_redraw)
@@ -129,8 +126,6 @@ class AblationView(QWidget):
     """How to ablate, and the effect of the heads currently switched off: draws ``session.ablation`` (measured by
     the session on the model at the shown step) on every ``ablation`` event."""
 
-    restoreRequested = Signal()
-
     HELP = ("<b>Click a head</b> in the grid to switch it off: its output is zeroed before the output "
             "projection, the rest of the model is unchanged. Click it again to switch it back on. Ablation acts "
             "on the model at the step the grid shows (scrub the timeline to ablate an earlier step) while "
@@ -154,7 +149,6 @@ class AblationView(QWidget):
         self.restore_button = QPushButton("Switch every head back on")
         self.restore_button.setEnabled(False)
         layout.addWidget(self.restore_button)
-        self.restore_button.clicked.connect(self.restoreRequested.emit)
         self.restore_button.clicked.connect(session.restore_heads)
         session.events.ablation.connect(self.set_result)
         self.set_result(session.ablation)

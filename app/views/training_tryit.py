@@ -4,10 +4,9 @@ output step attended to (one head at a time, rows = output steps, columns = the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -35,8 +34,6 @@ class TryItView(QWidget):
 
     Follows ``session.events.try_it``: the session computes the result with the model at the shown step (or
     refuses the text); this view only draws ``session.try_it`` — a refusal clears the previous result."""
-
-    requested = Signal(str)  # the typed text (also sent to ``session.try_sequence``)
 
     def __init__(self, session: TrainingSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -98,7 +95,6 @@ class TryItView(QWidget):
         self._on_try_it(session.try_it)
 
     def submit(self) -> None:
-        self.requested.emit(self.input.text())
         self.session.try_sequence(self.input.text())
 
     # ---------------------------------------------------------------- session events
@@ -224,6 +220,3 @@ def _result_html(r: TryItResult, upto: int) -> str:
     return (f"input {' '.join(token_labels(r.inputs))} → model: {' '.join(parts)}{verdict}"
             f"<br><span style='color:#555'>expected {' '.join(token_labels(r.expected))}</span>")
 
-
-def format_tokens(tokens: Sequence[int]) -> str:
-    return " ".join(str(int(t)) for t in tokens)
