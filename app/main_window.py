@@ -337,8 +337,12 @@ class MainWindow(QMainWindow):
             if not self._closed:
                 self.playground.set_available_devices(devices)
 
-        self.device_worker = run_in_background(available_devices, on_done=found,
-                                               on_error=lambda _exc: None)  # no torch: stay on the CPU
+        def failed(exc: Exception) -> None:  # no torch, a broken driver: stay on the CPU and say so
+            if not self._closed:
+                self.playground.device_detection_failed(str(exc).strip().splitlines()[0][:160] if str(exc).strip()
+                                                        else type(exc).__name__)
+
+        self.device_worker = run_in_background(available_devices, on_done=found, on_error=failed)
 
     # ================================================================== self-test
     def self_test(self, out_dir: Path) -> list[Path]:

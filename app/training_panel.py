@@ -91,7 +91,7 @@ class TrainingPanel(QWidget):
         self.warm_worker = None
         if self.warm_up_torch:
             self.warm_worker = run_in_background(_warm_up, on_done=lambda _r: self._on_warm(),
-                                                 on_error=lambda _exc: None)  # no torch: Start reports it
+                                                 on_error=self._on_warm_failed)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -229,6 +229,11 @@ class TrainingPanel(QWidget):
         s = self.session
         if self.preview_untrained and s.trainer is None and not s.is_alive and s.config is not None:
             s.reset()
+
+    def _on_warm_failed(self, exc: Exception) -> None:
+        if not self._closing:  # the form keeps offering the CPU only
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+            self.session.report_device_problem(f"The warm-up failed ({reason}); training runs on the CPU.")
 
     def shutdown(self) -> None:
         """Stop training and wait for every background thread (before the window and the interpreter go)."""

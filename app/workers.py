@@ -94,7 +94,9 @@ def run_in_background(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any
                       on_error: Callable[[Exception], Any] | None = None, start: bool = True,
                       **kwargs: Any) -> FunctionWorker:
     """Run ``fn(*args, **kwargs)`` on a pool thread; callbacks arrive on the GUI thread."""
-    worker = create_worker(fn, *args, _start_thread=False, **kwargs)
+    # superqt re-raises a worker's error on the GUI thread unless told not to: with an ``on_error`` the caller
+    # handles it (before, a failing device detection raised in the event loop although on_error was given)
+    worker = create_worker(fn, *args, _start_thread=False, _ignore_errors=on_error is not None, **kwargs)
     assert isinstance(worker, FunctionWorker)
     _wire(worker, on_done, on_error)
     if start:
@@ -110,7 +112,7 @@ def run_generator(gen_fn: Callable[..., Generator[Any, Any, Any]], *args: Any,
 
     The worker's ``quit()`` stops it between two yields; ``pause()``/``resume()`` likewise.
     """
-    worker = create_worker(gen_fn, *args, _start_thread=False, **kwargs)
+    worker = create_worker(gen_fn, *args, _start_thread=False, _ignore_errors=on_error is not None, **kwargs)
     assert isinstance(worker, GeneratorWorker)
     if on_yield is not None:
         worker.yielded.connect(on_yield)

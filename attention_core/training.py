@@ -197,6 +197,7 @@ class ReversalTrainer:
         self._mask = (torch.as_tensor(causal_mask(2 * cfg.seq_len), device=self.device)
                       if cfg.causal else None)
         self.step_count = 0
+        self._unreported: tuple[float, float] | None = None  # a trained step whose report failed (see step)
         self.train_seconds = 0.0
         self._wall_start: float | None = None
         self.probe = self.test_data[0].cpu()
@@ -291,16 +292,43 @@ class ReversalTrainer:
         )
 
     def step(self) -> TrainingReport:
-        """Train one batch, evaluate if due (and always at the last step), snapshot the probe."""
+        """Train one batch, evaluate if due (and always at the last step), snapshot the probe.
+
+        Safe to call again after it raised (a GPU out of memory, say, then ``move_to("cpu")``): a failed batch
+        is drawn again, and a step whose optimiser update succeeded but whose report failed is reported, not
+        trained twice. So a run that falls back to the CPU records the same steps as one that never failed."""
         if self._wall_start is None:
             self._wall_start = time.perf_counter()
-        t0 = time.perf_counter()
-        loss, acc = self.train_step()
-        self.train_seconds += time.perf_counter() - t0
+        if self._unreported is None:
+            t0 = time.perf_counter()
+            cursor, order = self._cursor, self._order
+            try:
+                self._unreported = self.train_step()
+            except BaseException:
+                self._cursor, self._order = cursor, order  # the same batch next time
+                raise
+            self.train_seconds += time.perf_counter() - t0
+        loss, acc = self._unreported
         due = self.step_count % self.config.eval_every == 0 or self.finished
         report = self._report(loss, acc, evaluate=due)
+        self._unreported = None
         self.history.append(report)
         return report
+
+    def move_to(self, device: str | torch.device) -> None:
+        """Move the model, its optimiser state and the data to ``device`` and go on training there (the app falls
+        back to the CPU this way when a GPU fails mid-run). ``config.device`` follows."""
+        dev = torch.device(resolve_device(device))
+        self.model.to(dev)  # in place: the optimiser keeps the same parameter objects
+        for state in self.optimizer.state.values():
+            for key, value in state.items():
+                if torch.is_tensor(value) and not (key == "step" and dev.type != "cpu"):
+                    state[key] = value.to(dev)
+        self.train_data, self.test_data = self.train_data.to(dev), self.test_data.to(dev)
+        if self._mask is not None:
+            self._mask = self._mask.to(dev)
+        self.device = dev
+        self.config = replace(self.config, device=str(dev))
 
     def reports(self, control: TrainingControl | None = None) -> Iterator[TrainingReport]:
         """Yield a report per step until the run ends or ``control`` stops it (pausing blocks here)."""

@@ -244,6 +244,9 @@ class PlaygroundModel:
         device = str(snap.get("device", self.state.device))
         fresh.device = device if device in self.devices else "cpu"
         self._guarded(lambda _s: setattr(self, "state", fresh))
+        if fresh.device != device:  # a session saved on a machine with a GPU: say why it computes on the CPU
+            self.device_note = f"{device} is not available here; computing on the CPU instead"
+            self._device_changed = True
         name = fresh.preset_name
         if self._preset is None or self._preset.name != name:
             try:
@@ -261,6 +264,12 @@ class PlaygroundModel:
             self.state.device = "cpu"
             fields.add("device")
         self._commit(fields)
+
+    def device_detection_failed(self, reason: str) -> None:
+        """Looking for GPUs failed (a broken driver, say): stay on the CPU and say why no GPU is offered."""
+        self.device_note = f"looking for GPUs failed ({reason}); computing on the CPU"
+        self._device_changed = True
+        self._commit({"devices"})
 
     def pin(self, view: str, row: int, col: int) -> None:
         """Pin a cell of a step (scores|scaled|masked|weights|output) or of the multi-head view's maps."""

@@ -61,10 +61,37 @@ class Stepped:
     seconds: float
 
 
-def drive(factory: Factory, control: TrainingControl,
-          torch_threads: int | None = 1) -> Iterator[object]:
+@dataclass(frozen=True)
+class DeviceFallback:
+    """The GPU failed (out of memory, a driver error …) and the run goes on on the CPU; nothing recorded is lost."""
+
+    device: str
+    reason: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.device} failed ({self.reason}); training continues on the CPU."
+
+
+def device_failure(exc: BaseException, device: str) -> DeviceFallback | None:
+    """A ``DeviceFallback`` when ``exc``, raised while working on ``device``, is worth retrying on the CPU: any
+    runtime error of a GPU (torch raises RuntimeError or a subclass: OutOfMemoryError, AcceleratorError). None on
+    the CPU, or for an error the CPU would raise as well (a ValueError of the settings, say)."""
+    if device == "cpu" or not isinstance(exc, RuntimeError):
+        return None
+    lines = str(exc).strip().splitlines()
+    reason = lines[0][:160] if lines else type(exc).__name__
+    return DeviceFallback(device, reason)
+
+
+def drive(factory: Factory, control: TrainingControl, torch_threads: int | None = 1,
+          cpu_factory: Factory | None = None, device: str = "cpu") -> Iterator[object]:
     """The training loop every runner runs: ``Ready`` once, then a ``Stepped`` per step until the run ends or
-    ``control`` stops it. Parameters are copied here, in the training thread, right after each step."""
+    ``control`` stops it. Parameters are copied here, in the training thread, right after each step.
+
+    A GPU that fails is not the end of the run: building the model there fails → ``cpu_factory`` builds it on the
+    CPU; a step fails → the trainer moves to the CPU and the same step runs again. Either way a
+    ``DeviceFallback`` item tells the session first."""
     from .training_tools import params_of
 
     if torch_threads:
@@ -73,16 +100,33 @@ def drive(factory: Factory, control: TrainingControl,
         # one thread is faster for this tiny model, and OpenMP threads spinning against the GUI thread on a
         # 2-core machine slow training down by an order of magnitude
         torch.set_num_threads(torch_threads)
-    trainer, initial = factory()
+    try:
+        trainer, initial = factory()
+    except RuntimeError as exc:
+        fallback = device_failure(exc, device) if cpu_factory is not None else None
+        if fallback is None or cpu_factory is None:
+            raise
+        yield fallback
+        trainer, initial = cpu_factory()
     yield Ready(trainer, initial)
     cfg = trainer.config
-    t0 = time.perf_counter()
-    for report in trainer.reports(control):
-        took = time.perf_counter() - t0
-        probe = [int(t) for t in trainer.probe.tolist()]
-        snap = Snapshot.from_report(report, probe, cfg.seq_len, cfg.causal, params=params_of(trainer.model))
-        yield Stepped(snap, took)
+    while True:
         t0 = time.perf_counter()
+        try:
+            for report in trainer.reports(control):
+                took = time.perf_counter() - t0
+                probe = [int(t) for t in trainer.probe.tolist()]
+                snap = Snapshot.from_report(report, probe, cfg.seq_len, cfg.causal, params=params_of(trainer.model))
+                yield Stepped(snap, took)
+                t0 = time.perf_counter()
+            return
+        except RuntimeError as exc:
+            fallback = device_failure(exc, trainer.config.device)
+            if fallback is None:
+                raise
+            trainer.move_to("cpu")
+            cfg = trainer.config
+            yield fallback
 
 
 class _ThreadHandle:

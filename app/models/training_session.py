@@ -18,11 +18,12 @@ trainer factories in ``training_tools`` / ``training_files``.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .training_results import TryIt, ablation_at, run_try_it
-from .training_runner import Factory, Ready, Stepped, ThreadRunner, drive
+from .training_runner import DeviceFallback, Factory, Ready, Stepped, ThreadRunner, drive
 from .training_session_base import TrainingEvents, TrainingSessionBase
 from .training_tools import SPEEDS, extend_run, fresh_factory, parse_tokens, reprobed
 
@@ -99,7 +100,7 @@ class TrainingSession(TrainingSessionBase):
         if not new_run and trainer is not None and not trainer.finished and self._same_config():
             self._launch(lambda: (trainer, []), paused=False, keep_history=True)
         else:
-            self._launch(fresh_factory(self._config, self.probe), paused=False)
+            self._launch_fresh(paused=False)
         return True
 
     def continue_training(self) -> bool:
@@ -166,7 +167,7 @@ class TrainingSession(TrainingSessionBase):
             self._note(f"Cannot step: {self.config_error}", error=True)
             return False
         else:
-            self._launch(fresh_factory(self._config, self.probe), paused=True)
+            self._launch_fresh(paused=True)
         assert self._control is not None
         self._control.request_step()
         self._steps_due += 1
@@ -187,7 +188,7 @@ class TrainingSession(TrainingSessionBase):
         if self._config is None:
             self._note(f"Cannot reset: {self.config_error}", error=True)
             return False
-        self._launch(fresh_factory(self._config, self.probe), paused=True)
+        self._launch_fresh(paused=True)
         self._start_time = None
         return True
 
@@ -339,7 +340,15 @@ class TrainingSession(TrainingSessionBase):
         self._launch(factory, paused=True, loading=True)
 
     # ================================================================== the run's callbacks
-    def _launch(self, factory: Factory, *, paused: bool, keep_history: bool = False, loading: bool = False) -> None:
+    def _launch_fresh(self, *, paused: bool) -> None:
+        """A new model from the settings; on a GPU, with the CPU as the fallback should building it there fail."""
+        cfg = self._config
+        assert cfg is not None
+        cpu = fresh_factory(replace(cfg, device="cpu"), self.probe) if cfg.device != "cpu" else None
+        self._launch(fresh_factory(cfg, self.probe), paused=paused, cpu_factory=cpu, device=cfg.device)
+
+    def _launch(self, factory: Factory, *, paused: bool, keep_history: bool = False, loading: bool = False,
+                cpu_factory: Factory | None = None, device: str = "cpu") -> None:
         from attention_core.training import TrainingControl
 
         if self._handle is not None:
@@ -349,7 +358,7 @@ class TrainingSession(TrainingSessionBase):
         self._control = control = TrainingControl(paused=paused, steps_per_second=self.speed)
         self._durations.clear()
         self._steps_due = 0
-        self.last_error = ""
+        self.last_error = self.device_note = ""
         if not loading:
             self.loaded_from, self.history_note = "", ""
         if not keep_history:
@@ -358,7 +367,7 @@ class TrainingSession(TrainingSessionBase):
             self._clear_ablation()  # after clearing: no Ablation of a discarded step may stay on screen
             self.try_it = None
             self.cursor.go_live()
-        self._handle = self.runner.start(lambda: drive(factory, control),
+        self._handle = self.runner.start(lambda: drive(factory, control, cpu_factory=cpu_factory, device=device),
                                          lambda item: self._on_item(run_id, item),
                                          lambda reason: self._on_done(run_id, reason))
         state = ("paused" if paused else "running") if keep_history and self.trainer is not None else "building"
@@ -372,6 +381,11 @@ class TrainingSession(TrainingSessionBase):
             self._on_ready(item)
         elif isinstance(item, Stepped):
             self._on_step(item)
+        elif isinstance(item, DeviceFallback):  # the GPU failed: the run goes on on the CPU
+            self.device_note = item.text
+            if self._config is not None and self._config.device != "cpu":
+                self._config = replace(self._config, device="cpu")
+            self._changed("config")
 
     def _on_ready(self, item: Ready) -> None:
         new_model = item.trainer is not self.trainer

@@ -56,6 +56,8 @@ class TrainingSessionBase:
         self.config_error = ""
         self.run_state = "empty"
         self.last_error = ""
+        self.device_note = ""
+        """The GPU failed during this run and training went on on the CPU ("" when it did not)."""
         self.loaded_from = ""
         self.history_note = ""
         self.probe: tuple[int, ...] | None = None
@@ -194,6 +196,12 @@ class TrainingSessionBase:
             self._derive_at_shown()
         self._changed("shown", "ablation", "try_it")
 
+    def report_device_problem(self, text: str) -> None:
+        """A device could not be used (the warm-up failed, say) and work goes on on the CPU: the status line says
+        so until the next run starts."""
+        self.device_note = text
+        self._emit_status()
+
     def _note(self, text: str, error: bool = False) -> None:
         """A one-off message (an action's outcome or refusal) until the next change."""
         self._notice = (text, error)
@@ -228,4 +236,4 @@ class TrainingSessionBase:
         return derive_status(self.run_state, self.history.latest, notice=self._notice,
                              ablation=self.ablation if self.ablated else None, last_error=self.last_error,
                              loaded_from=self.loaded_from, history_note=self.history_note, speed=self.speed,
-                             started=self._start_time is not None)
+                             started=self._start_time is not None, device_note=self.device_note)

@@ -33,12 +33,22 @@ def ablation_status(a: Ablation) -> str:
 
 def derive_status(run_state: str, latest: Snapshot | None, *, notice: tuple[str, bool] | None = None,
                   ablation: Ablation | None = None, last_error: str = "", loaded_from: str = "",
-                  history_note: str = "", speed: float | None = None, started: bool = False) -> tuple[str, bool]:
+                  history_note: str = "", speed: float | None = None, started: bool = False,
+                  device_note: str = "") -> tuple[str, bool]:
     """(status line, is it an error) for a session in ``run_state`` whose newest recorded step is ``latest``.
 
     ``notice``: a one-off message that wins until the next change; ``ablation``: what the shown step's model does
     with some heads switched off (it wins over the run's state while any head is off); ``started``: whether Start
-    was pressed since the model was built (an untrained, unstarted model gets the introduction)."""
+    was pressed since the model was built (an untrained, unstarted model gets the introduction); ``device_note``:
+    the GPU failed and the run went on on the CPU (said first, for the rest of the run)."""
+    text, error = _state_status(run_state, latest, notice, ablation, last_error, loaded_from, history_note, speed,
+                                started)
+    return (f"⚠ {device_note} {text}", error) if device_note else (text, error)
+
+
+def _state_status(run_state: str, latest: Snapshot | None, notice: tuple[str, bool] | None,
+                  ablation: Ablation | None, last_error: str, loaded_from: str, history_note: str,
+                  speed: float | None, started: bool) -> tuple[str, bool]:
     if notice is not None:
         return notice
     if ablation is not None and ablation.off:
