@@ -1,4 +1,9 @@
-"""Command line: launch the GUI, train headless, export a preset's heatmap. torch is imported only where used."""
+"""Command line: launch the GUI, train headless (optionally filming the heads), export a preset's heatmap or its
+whole pipeline. torch is imported only where used, Qt only where an image is rendered.
+
+Progress goes to stderr (stdout carries the results: the JSON summary, the written path), through tqdm on a
+terminal; a log file or a pipe gets a plain line every ~10 % of the run instead (see ``Progress``).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from attention_core.steps import STEP_NAMES, STEP_TITLES, default_scale  # torch-free
+from attention_core.steps import STEP_NAMES  # torch-free
+
+from .rendering import ExportContext, colorbar_label, full_title, step_title  # Qt-free
 
 if TYPE_CHECKING:
     from attention_core.training import TrainingReport
 
-VIEWS = STEP_NAMES  # what `export --view` accepts
+VIEWS = (*STEP_NAMES, "pipeline")  # what `export --view` accepts
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -47,36 +54,114 @@ def _build_parser() -> argparse.ArgumentParser:
     t.add_argument("--layers", type=int, default=None)
     t.add_argument("--no-causal", action="store_true", help="train without the causal mask (it leaks)")
     t.add_argument("--out", required=True, help="folder for model.safetensors, config.json, history.csv")
+    t.add_argument("--gif", metavar="FILE.gif", default=None,
+                   help="also write the head grid's timeline as an animated GIF (one frame per recorded step)")
+    t.add_argument("--mp4", metavar="FILE.mp4", default=None,
+                   help="also write the head grid's timeline as an MP4 video (one frame per recorded step)")
 
-    e = sub.add_parser("export", help="render one step of a preset as PNG, SVG or CSV, without a display")
+    e = sub.add_parser("export", help="render one step of a preset, or the whole pipeline, as PNG, SVG, PDF or "
+                                      "CSV, without a display")
     e.add_argument("--preset", required=True, help="cat-sat-mat, it-animal-street, magnitude, bank-river-loan, "
                                                    "lesson-random-4x8 or random-N")
-    e.add_argument("--view", required=True, help="scores, scaled, masked, weights or output")
-    e.add_argument("--out", required=True, help="FILE.png, FILE.svg or FILE.csv")
+    e.add_argument("--view", required=True, help="scores, scaled, masked, weights, output, or pipeline (every step "
+                                                 "with Q, K and V in one figure; PNG, SVG or PDF)")
+    e.add_argument("--out", required=True, help="FILE.png, FILE.svg, FILE.pdf or FILE.csv")
     e.add_argument("--mask", choices=("none", "causal"), default="none")
     e.add_argument("--scale", type=float, default=None, help="multiplier (default 1/sqrt(d_k))")
     return p
 
 
-class _ProgressBar:
-    """A one-line text progress bar on stderr (tqdm-like, no dependency)."""
+class Progress:
+    """Progress of a long command on stderr, fitted to where stderr goes.
 
-    def __init__(self, total: int, stream: Any = sys.stderr, width: int = 30) -> None:
-        self.total, self.stream, self.width = max(total, 1), stream, width
-        self.start = time.perf_counter()
+    A terminal gets tqdm's live bar (one line redrawn in place). A file or a pipe gets a plain line (no carriage
+    return) each time the run passes another 10 % of its total, or after ``LOG_EVERY_S`` seconds without one, so
+    a log of a five-epoch run is a dozen readable lines rather than one 40 kB line of redrawn frames.
+    """
+
+    LOG_EVERY_S = 30.0
+
+    def __init__(self, total: int, desc: str, unit: str = "step", stream: TextIO | None = None,
+                 live: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.total, self.desc, self.unit = max(int(total), 1), desc, unit
+        self.live = _is_terminal(self.stream) if live is None else live
+        self.start = self.last_line = time.monotonic()
+        self.next_percent = 10
+        self.done = 0
+        self.bar: Any = None
+        if self.live:
+            from tqdm import tqdm
+
+            # a terminal that reports no size (a pseudo-terminal nobody sized) would get no bar at all from tqdm
+            sized = min(_terminal_size(self.stream)) > 0
+            self.bar = tqdm(total=self.total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=sized,
+                            ncols=None if sized else 100, nrows=None if sized else 24, leave=True, mininterval=0.1)
 
     def update(self, done: int, text: str = "") -> None:
-        frac = min(done / self.total, 1.0)
-        filled = int(frac * self.width)
-        elapsed = time.perf_counter() - self.start
-        eta = elapsed / frac - elapsed if frac > 0 else 0.0
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} "
-                          f"{elapsed:5.1f}s eta {eta:4.1f}s {text}")
+        """``done`` of ``total`` finished; ``text``: what to show beside it (e.g. "loss 0.123 · seq-acc 45%")."""
+        done = min(max(int(done), 0), self.total)
+        if self.bar is not None:
+            if text:
+                self.bar.set_postfix_str(text, refresh=False)
+            self.bar.update(done - self.bar.n)
+            return
+        now = time.monotonic()
+        percent = 100 * done / self.total
+        if done > self.done and (percent >= self.next_percent or done == self.total
+                                 or now - self.last_line >= self.LOG_EVERY_S):
+            self._line(done, now, text)
+            self.next_percent = (math.floor(percent / 10) + 1) * 10
+            self.last_line = now
+        self.done = max(self.done, done)
+
+    def _line(self, done: int, now: float, text: str) -> None:
+        from tqdm import tqdm
+
+        elapsed = now - self.start
+        left = elapsed * (self.total - done) / done if done else 0.0
+        parts = [f"{self.desc}: {self.unit} {done}/{self.total} ({100 * done / self.total:3.0f}%)",
+                 f"{tqdm.format_interval(elapsed)} elapsed, {tqdm.format_interval(left)} left"]
+        if text:
+            parts.append(text)
+        self.stream.write(" · ".join(parts) + "\n")
         self.stream.flush()
 
     def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def _terminal_size(stream: Any) -> tuple[int, int]:
+    """(columns, lines) of the terminal; 0s when unknown."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return 0, 0
+    return size.columns, size.lines
+
+
+def _animation_targets(args: argparse.Namespace) -> list[Path] | str:
+    """The --gif / --mp4 files, checked before training starts (a typo must not cost a run); a message if wrong."""
+    targets = []
+    for flag in ("gif", "mp4"):
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        path = Path(value)
+        if path.suffix.lower() != f".{flag}":
+            return f"--{flag} must name a .{flag} file (got {value!r})"
+        if path.is_dir():
+            return f"--{flag} names a folder: {value!r}"
+        targets.append(path)
+    return targets
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -91,6 +176,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     }.items() if v is not None}
     if args.no_causal:
         overrides["causal"] = False
+    targets = _animation_targets(args)
+    if isinstance(targets, str):
+        print(f"attention-playground train: {targets}", file=sys.stderr)
+        return 2
     try:
         config = TrainConfig(**overrides).validate()
     except ValueError as exc:
@@ -98,38 +187,56 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out)
     trainer = ReversalTrainer(config)
-    bar = _ProgressBar(config.total_steps)
+    bar = Progress(config.total_steps, "train")
 
     def on_report(r: TrainingReport) -> None:
-        bar.update(r.step, f"loss {r.loss:.3f} seq-acc {r.sequence_accuracy:.1%}")
+        bar.update(r.step, f"loss {r.loss:.3f} · seq-acc {r.sequence_accuracy:.1%}")
 
-    trainer.run(on_report)
-    bar.close()
+    try:
+        trainer.run(on_report)
+    finally:
+        bar.close()
     summary = trainer.summary()
     save_checkpoint(out / "model.safetensors", trainer.model, extra={"train_config": config.to_dict()})
     config_json = json.dumps({"model_config": config.model_config().to_dict(), "train_config": config.to_dict()},
                              indent=2)
     atomic_write(out / "config.json", lambda fh: fh.write(config_json), text=True)
     write_history_csv(out / "history.csv", trainer.history)
+    for target in targets:
+        summary[target.suffix.lower().lstrip(".")] = _write_animation(target, trainer)
     print(json.dumps(summary))
     return 0
 
 
-def export_title(view: str, preset_name: str, scale: float | None, d_k: int) -> str:
-    """An exported map's title: the step's title, the scale behind it (every step after the raw scores depends on
-    it; ``None`` = the default 1/√d_k), then the preset: "Scaled scores (× 1, unscaled) — magnitude"."""
-    if view == "scores":
-        return f"{STEP_TITLES[view]} — {preset_name}"
-    if scale is None:
-        words = f"1/√{d_k}"
-    elif scale == 1.0:
-        words = "1, unscaled"
-    elif math.isclose(scale, default_scale(d_k)):
-        words = f"{scale:g} = 1/√{d_k}"
-    else:
-        words = f"{scale:g}"
-    scale_part = f"(× {words})" if view == "scaled" else f"(scale {words})"
-    return f"{STEP_TITLES[view]} {scale_part} — {preset_name}"
+def _write_animation(target: Path, trainer: Any) -> str:
+    """Film the run's head grid into ``target`` (GIF or MP4), one frame per recorded step; returns the path."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
+    from .animation import history_from_reports, write_timeline
+
+    cfg = trainer.config
+    history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal)
+    bar = Progress(len(history), f"write {target.name}", unit="frame")
+    try:
+        write_timeline(target, history, total_steps=cfg.total_steps, progress=lambda done, _n: bar.update(done))
+    finally:
+        bar.close()
+    return str(target.resolve())
+
+
+def export_context(preset_name: str, scale: float | None, d_k: int, mask: str = "none") -> ExportContext:
+    """The setting an exported figure names: preset, mask, and the scale used (the default resolved)."""
+    from attention_core.steps import default_scale
+
+    return ExportContext(preset=preset_name, mask=mask, scale=default_scale(d_k) if scale is None else float(scale),
+                         d_k=d_k)
+
+
+def export_title(view: str, preset_name: str, scale: float | None, d_k: int, mask: str = "none") -> str:
+    """An exported map's one-line title: what the step is, then the setting behind it (the preset, the mask and
+    the scale, which every step after the raw scores depends on; ``None`` = the default 1/√d_k), e.g.
+    "Weights = softmax — preset cat-sat-mat · causal mask · scale 1 (unscaled)". A scale of 1 is never called
+    "scaled". The pipeline figure's title carries the same context."""
+    return full_title(step_title(view, scale), export_context(preset_name, scale, d_k, mask))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -142,9 +249,10 @@ def cmd_export(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     suffix = Path(args.out).suffix.lower()
-    if suffix not in (".png", ".svg", ".csv"):
-        print(f"attention-playground export: --out must end in .png, .svg or .csv (got {args.out!r})",
-              file=sys.stderr)
+    allowed = (".png", ".svg", ".pdf") if view == "pipeline" else (".png", ".svg", ".pdf", ".csv")
+    if suffix not in allowed:
+        print(f"attention-playground export: --out must end in {', '.join(allowed)} for --view {view} "
+              f"(got {args.out!r})", file=sys.stderr)
         return 2
     try:
         preset = get_preset(args.preset)
@@ -158,18 +266,30 @@ def cmd_export(args: argparse.Namespace) -> int:
             print("attention-playground export: a causal mask needs as many queries as keys", file=sys.stderr)
             return 2
         mask = causal_mask(lq)
-    steps = attention_steps(preset.q, preset.k, preset.v, mask=mask, scale=args.scale)
+    try:
+        steps = attention_steps(preset.q, preset.k, preset.v, mask=mask, scale=args.scale)
+    except ValueError as exc:  # e.g. --scale nan
+        print(f"attention-playground export: {exc}", file=sys.stderr)
+        return 2
+    context = export_context(preset.name, args.scale, preset.q.shape[1], args.mask)
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
+    if view == "pipeline":
+        from .views.pipeline_figure import write_pipeline_figure
+
+        write_pipeline_figure(args.out, steps, list(preset.query_tokens), list(preset.key_tokens), context=context)
+        print(str(Path(args.out).resolve()))
+        return 0
     values = getattr(steps, view)
     rows = list(preset.query_tokens)
     cols = list(preset.key_tokens) if view != "output" else [f"v{j}" for j in range(values.shape[1])]
-    title = export_title(view, preset.name, args.scale, preset.q.shape[1])
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
     from .export import export_heatmap
 
     blocked = None if steps.mask is None else ~steps.mask
-    export_heatmap(args.out, values, rows, cols, title,
+    export_heatmap(args.out, values, rows, cols, step_title(view, args.scale),
                    blocked=blocked if view in ("masked", "weights") else None,
-                   kind="weights" if view == "weights" else "signed")
+                   kind="weights" if view == "weights" else "signed", context=context,
+                   colorbar_label=colorbar_label(view, args.scale),
+                   col_title="value dimension" if view == "output" else "")
     print(str(Path(args.out).resolve()))
     return 0
 

@@ -20,11 +20,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 
-from ..qt_compat import delete_now
-from ..rendering import check_heatmap, ensure_application, export_size, render_widget, write_heatmap_csv
+from ..rendering import check_heatmap, full_title, write_heatmap_csv
 from .heatmap_axes import MAX_LABEL_CHARS, MIN_TICK_PT, elide, update_row_sums, update_ticks
 from .heatmap_cells import MINUS, CellOverlay, format_value
-from .heatmap_export import ask_export_path, export_menu, suggested_filename
+from .heatmap_export import ask_export_path, export_menu, suggested_filename, write_heatmap_image
 from .heatmap_style import AXES, KINDS, apply_plot_theme, colormap, let_title_overflow, levels_for, title_color
 
 __all__ = ["HeatmapWidget", "write_heatmap_file", "colormap", "levels_for", "format_value", "elide", "KINDS",
@@ -343,21 +342,15 @@ class HeatmapWidget(QWidget):
 
 def write_heatmap_file(path: str | Path, values: Any, row_labels: Sequence[str], col_labels: Sequence[str],
                        title: str, *, blocked: Any = None, kind: str = "signed", row_title: str = "",
-                       col_title: str = "", col_groups: int = 1) -> None:
+                       col_title: str = "", col_groups: int = 1, context: Any = None,
+                       colorbar_label: str | None = None) -> str:
     """Write one heatmap to ``path`` by suffix: CSV numbers, or a fresh ``HeatmapWidget`` at export size (light
-    theme, every label) rendered to PNG/SVG. The implementation of ``app.export.export_heatmap``."""
+    theme, every label) rendered to PNG/SVG/PDF by ``heatmap_export.write_heatmap_image`` (title with
+    ``context``, labelled colour bar). The implementation of ``app.export.export_heatmap``; returns the title."""
     target, vals, blk = check_heatmap(path, values, row_labels, col_labels, blocked)
     if target.suffix.lower() == ".csv":
         write_heatmap_csv(target, vals, row_labels, col_labels, blk, kind)
-        return
-    ensure_application()
-    widget = HeatmapWidget(title=title, context_menu=False)
-    try:
-        longest = max((len(str(s)) for s in [*row_labels, *col_labels]), default=4)
-        widget.resize(*export_size(*vals.shape, max_label=longest))
-        widget.set_data(vals, list(row_labels), list(col_labels), blocked=blk, kind=kind, title=title,
-                        row_title=row_title or "query", col_title=col_title or "key")
-        widget.set_column_groups(col_groups)
-        render_widget(widget, target, title=title)
-    finally:
-        delete_now(widget)  # deleteLater never runs without an event loop (the CLI), leaving it for the exit hook
+        return full_title(title, context)
+    return write_heatmap_image(target, vals, row_labels, col_labels, title, blocked=blk, kind=kind,
+                               row_title=row_title, col_title=col_title, col_groups=col_groups, context=context,
+                               colorbar_label=colorbar_label)
