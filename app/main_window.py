@@ -36,9 +36,10 @@ from . import __version__
 from .commands import UndoableEdits
 from .models.playground import PlaygroundModel
 from .models.training_session import TrainingSession
-from .resources import read_style, resource_path
+from .resources import resource_path
 from .session import SessionError, load_session, save_session
-from .settings import Settings
+from .settings import THEMES, Settings
+from .theme import ThemeController
 from .views.pipeline import STEPS
 from .views.playground_tab import PlaygroundTab
 from .workers import QtRunner, run_in_background, wait_for_workers
@@ -103,6 +104,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geom)
         if (split := self.settings.splitter_state()) is not None:
             self.splitter.restoreState(split)
+        self.theme = ThemeController(self, self.settings.theme)
+        self.theme.changed.connect(self._push_theme)
         self.set_theme(self.settings.theme, save=False)
         self._show_status()
 
@@ -139,8 +142,9 @@ class MainWindow(QMainWindow):
         view_menu = mb.addMenu("&View")
         group = QActionGroup(self)
         self.theme_actions: dict[str, QAction] = {}
-        for theme in ("light", "dark"):
-            act = QAction(f"{theme.title()} theme", self, checkable=True)
+        for theme in THEMES:
+            act = QAction("Follow the &system theme" if theme == "system" else f"&{theme.title()} theme", self,
+                          checkable=True)
             act.triggered.connect(lambda _c=False, t=theme: self.set_theme(t))
             group.addAction(act)
             view_menu.addAction(act)
@@ -182,12 +186,16 @@ class MainWindow(QMainWindow):
 
     # ================================================================== theme
     def set_theme(self, theme: str, save: bool = True) -> None:
-        if isinstance(QApplication.instance(), QApplication):
-            self.setStyleSheet(read_style(theme))
-        self.tab.set_dark(theme == "dark")
+        """"light", "dark" or "system" (follow the desktop, ``self.theme`` tracks it); views get ``set_dark``."""
+        self.theme.set_choice(theme)
         self.theme_actions[theme].setChecked(True)
         if save:
             self.settings.theme = theme
+
+    def _push_theme(self, dark: bool) -> None:
+        self.tab.set_dark(dark)
+        if self._training_panel is not None:
+            self._training_panel.set_dark(dark)
 
     # ================================================================== sessions
     def new_session(self) -> None:
@@ -267,6 +275,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self._closed = True
+        self.theme.release()
         if self._training_panel is not None:
             self._training_panel.shutdown()
         wait_for_workers(60)  # device detection, warm-up: no thread may outlive the window
@@ -311,6 +320,7 @@ class MainWindow(QMainWindow):
             self.tabs.blockSignals(False)
             self._training_holder.deleteLater()
             self._training_panel = panel
+            panel.set_dark(self.theme.dark)
         return self._training_panel
 
     def _on_tab_changed(self, index: int) -> None:

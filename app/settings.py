@@ -7,6 +7,8 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings
 
 APP_NAME = "AttentionPlayground"
+THEMES = ("light", "dark", "system")
+"""The theme choices: the View menu offers them (``app.theme``), ``Settings.theme`` stores one."""
 MAX_RECENT = 8
 
 
@@ -25,11 +27,15 @@ class Settings:
 
     @property
     def theme(self) -> str:
-        value = str(self.q.value("ui/theme", "light"))
-        return value if value in ("light", "dark") else "light"
+        """"light", "dark" or "system" (follow the desktop's colour scheme; the default). Anything else that
+        found its way into the file reads as "system"."""
+        value = str(self.q.value("ui/theme", "system"))
+        return value if value in THEMES else "system"
 
     @theme.setter
     def theme(self, value: str) -> None:
+        if value not in THEMES:
+            raise ValueError(f"theme must be one of {THEMES}, got {value!r}")
         self.q.setValue("ui/theme", value)
 
     def recent_files(self) -> list[str]:

@@ -7,6 +7,7 @@ entropy and focus as numbers, and a sparkline of reversal score and focus over t
 
 One pyqtgraph scene holds every map (cheap to redraw at 30 fps); one ``ColorBarItem`` with fixed levels [0, 1]
 drives all images, so equal colours mean equal weights across heads. Clicking a map emits ``headClicked``.
+``set_dark`` dresses everything around the maps in the theme (``app/theme.py``); the maps keep their colours.
 """
 
 from __future__ import annotations
@@ -17,111 +18,20 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from attention_core.masks import causal_mask
 
+from ..theme import LIGHT, ThemeColors, colors_for, span, style_label, style_plot, style_view
+from .head_grid_overlay import MapOverlay
 from .heatmap import colormap
-
-REVERSAL_COLOR = "#d95f02"
-FOCUS_COLOR = "#1b6ac9"
-
-
-class _MapOverlay(pg.GraphicsObject):
-    """Paints blocked cells, the causal boundary, the anti-diagonal markers, highlighted rows and 'OFF'."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.n = 0
-        self.blocked: np.ndarray | None = None
-        self.marks: list[tuple[int, int]] = []
-        self.show_marks = True
-        self.show_boundary = True
-        self.highlight_row: int | None = None
-        self.disabled = False
-        self._hatch = QBrush(QColor(140, 140, 140), Qt.BrushStyle.BDiagPattern)
-        self._blocked_fill = QColor(228, 228, 228)
-
-    def set_content(self, n: int, blocked: np.ndarray | None, marks: list[tuple[int, int]]) -> None:
-        """``blocked``: None, or the causal mask's blocked cells (the strict upper triangle; painted as one
-        polygon)."""
-        if n != self.n:
-            self.prepareGeometryChange()
-        self.n, self.blocked, self.marks = n, blocked, marks
-        self.update()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
-        return QRectF(0, 0, max(self.n, 1), max(self.n, 1))
-
-    def paint(self, p: QPainter, *args: Any) -> None:
-        if self.n == 0:
-            return
-        tr = p.transform()
-        o = tr.map(QPointF(0, 0))
-        one = tr.map(QPointF(1, 1))
-        cw, ch = one.x() - o.x(), one.y() - o.y()
-        p.save()
-        p.resetTransform()
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-
-        def cell(i: int, j: int) -> QRectF:
-            return QRectF(o.x() + j * cw, o.y() + i * ch, cw, ch).normalized()
-
-        n = self.n
-
-        def pt(x: float, y: float) -> QPointF:
-            return QPointF(o.x() + x * cw, o.y() + y * ch)
-
-        # the causal boundary: key k is in the query's past when k <= q; the future is a staircase-edged triangle
-        stairs = [pt(n, n - 1)]
-        for q in range(n - 1, 0, -1):
-            stairs += [pt(q, q), pt(q, q - 1)]
-        if self.blocked is not None:
-            # one filled polygon (not one rectangle per cell): the grid repaints up to 30 times a second
-            region = QPainterPath(pt(1, 0))
-            region.lineTo(pt(n, 0))
-            for point in stairs:
-                region.lineTo(point)
-            region.closeSubpath()
-            p.fillPath(region, self._blocked_fill)
-            p.fillPath(region, self._hatch)
-        if self.show_boundary:
-            line = QPainterPath(stairs[0])
-            for point in stairs[1:]:
-                line.lineTo(point)
-            p.setPen(QPen(QColor(60, 60, 60), 1.2, Qt.PenStyle.DashLine))
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawPath(line)
-        if self.show_marks and self.marks:
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.setPen(QPen(QColor(0, 150, 255), max(1.2, min(abs(cw), abs(ch)) * 0.12)))
-            for q, k in self.marks:
-                r = cell(q, k)
-                d = min(r.width(), r.height()) * 0.62
-                p.drawEllipse(r.center(), d / 2, d / 2)
-        if self.highlight_row is not None and 0 <= self.highlight_row < self.n:
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.setPen(QPen(QColor(255, 0, 200), 2.0))
-            p.drawRect(QRectF(o.x(), o.y() + self.highlight_row * ch, self.n * cw, ch).normalized())
-        if self.disabled:
-            full = QRectF(o.x(), o.y(), self.n * cw, self.n * ch).normalized()
-            p.fillRect(full, QColor(255, 255, 255, 170))
-            font = QFont()
-            font.setBold(True)
-            font.setPointSizeF(max(9.0, min(20.0, full.height() / 6)))
-            p.setFont(font)
-            p.setPen(QColor(200, 0, 0))
-            p.drawText(full, Qt.AlignmentFlag.AlignCenter, "OFF")
-            p.setPen(QPen(QColor(200, 0, 0), 3))
-            p.drawRect(full)
-        p.restore()
 
 
 class _Cell:
     """The items of one head: map plot, image, overlay, stats label, sparkline."""
 
-    def __init__(self, layer: int, head: int) -> None:
+    def __init__(self, layer: int, head: int, colors: ThemeColors) -> None:
         self.layer, self.head = layer, head
         self.plot = pg.PlotItem()
         self.plot.setMenuEnabled(False)
@@ -134,7 +44,7 @@ class _Cell:
         vb.setAspectLocked(True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
-        self.overlay = _MapOverlay()
+        self.overlay = MapOverlay()
         self.plot.addItem(self.overlay)
         font = QFont()
         font.setPointSizeF(7.0)
@@ -157,20 +67,52 @@ class _Cell:
         self.spark.setYRange(0, 1.05, padding=0)
         self.spark.setMaximumHeight(34)
         self.spark.setMinimumHeight(22)
-        self.spark.getViewBox().setBackgroundColor(QColor(246, 246, 246))
-        self.pens = {"rev": pg.mkPen(REVERSAL_COLOR, width=1.6), "focus": pg.mkPen(FOCUS_COLOR, width=1.2)}
-        self.rev_curve = self.spark.plot(pen=self.pens["rev"])
-        self.focus_curve = self.spark.plot(pen=self.pens["focus"])
-        self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((120, 120, 120), width=1))
+        self.rev_curve = self.spark.plot()
+        self.focus_curve = self.spark.plot()
+        self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((128, 128, 128), width=1))
         self.spark.addItem(self.cursor_line)
         self.values = np.zeros((0, 0))
         self.labels: list[str] = []
         self.stats_text = ""
+        self.numbers: tuple[float, float, float] | None = None  # reversal, entropy, focus under the map
+        self.joined = True
+        self.set_colors(colors)
         # before any data: an empty square without numeric ticks (they would mean nothing)
         for name in ("left", "bottom"):
             self.plot.getAxis(name).setTicks([[], []])
         self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.spark.setXRange(0, 1, padding=0)
+
+    def set_colors(self, c: ThemeColors) -> None:
+        """Axes, title, numbers and sparkline in the theme's colours (the map's colours never change)."""
+        self.colors = c
+        style_plot(self.plot, c)
+        self.spark.getViewBox().setBackgroundColor(QColor(c.spark_bg))
+        self.pens = {"rev": pg.mkPen(c.orange, width=1.6), "focus": pg.mkPen(c.blue, width=1.2)}
+        self.set_joined(self.joined)
+        style_label(self.stats, c.muted)
+        self.show_numbers(self.numbers)
+
+    def set_joined(self, joined: bool) -> None:
+        """Lines through the recorded points, or (a model loaded without its history) the points only."""
+        self.joined = joined
+        for curve, key, colour in ((self.rev_curve, "rev", self.colors.orange),
+                                   (self.focus_curve, "focus", self.colors.blue)):
+            curve.setPen(self.pens[key] if joined else None)
+            curve.setSymbol(None if joined else "o")
+            curve.setSymbolSize(5)
+            curve.setSymbolBrush(colour)
+            curve.setSymbolPen(None)
+
+    def show_numbers(self, numbers: tuple[float, float, float] | None) -> None:
+        self.numbers = numbers
+        if numbers is None:
+            return
+        c, (rev, ent, foc) = self.colors, numbers
+        text = f"{span(f'rev {rev:.2f}', c.orange)} · {span(f'focus {foc:.2f}', c.blue)}<br>entropy {ent:.2f} nats"
+        if text != self.stats_text:
+            self.stats_text = text
+            self.stats.setText(text, size="8pt")
 
 
 class HeadGrid(QWidget):
@@ -188,7 +130,8 @@ class HeadGrid(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self._colors = LIGHT
+        style_view(self.graphics, self._colors)
         self.graphics.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         layout.addWidget(self.graphics)
         self._cells: dict[tuple[int, int], _Cell] = {}
@@ -211,7 +154,19 @@ class HeadGrid(QWidget):
         self._cells.clear()
         self._shape = (0, 0)
         self.colorbar = None
-        self._placeholder = self.graphics.addLabel(text, size="11pt", color="#444444")
+        self._placeholder = self.graphics.addLabel(text, size="11pt", color=self._colors.muted)
+
+    def set_dark(self, dark: bool) -> None:
+        """The theme: background, axes, titles, numbers, sparklines and colour bar (not the maps' colours)."""
+        self._colors = c = colors_for(dark)
+        style_view(self.graphics, c)
+        for cell in self._cells.values():
+            cell.set_colors(c)
+        if self.colorbar is not None:
+            style_plot(self.colorbar, c)
+        if self._placeholder is not None:
+            style_label(self._placeholder, c.muted)
+        self._retitle()
 
     def set_shape(self, layers: int, heads: int) -> None:
         """Rebuild the grid for a model with this many layers and heads (no-op when unchanged)."""
@@ -224,7 +179,7 @@ class HeadGrid(QWidget):
         gl.setSpacing(2)
         for li in range(layers):
             for h in range(heads):
-                c = _Cell(li, h)
+                c = _Cell(li, h, self._colors)
                 self._cells[(li, h)] = c
                 gl.addItem(c.plot, row=3 * li, col=h)
                 gl.addItem(c.stats, row=3 * li + 1, col=h)
@@ -236,6 +191,7 @@ class HeadGrid(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap("weights"), interactive=False,
                                         width=12, colorMapMenu=False, label="attention weight")
         self.colorbar.setImageItem([c.image for c in self._cells.values()])
+        style_plot(self.colorbar, self._colors)
         gl.addItem(self.colorbar, row=0, col=heads, rowspan=3 * layers)
         self._shape = (layers, heads)
         self._short_titles = self._titles_must_shorten()
@@ -249,7 +205,7 @@ class HeadGrid(QWidget):
     def _title(self, layer: int, head: int, off: bool = False) -> str:
         # same length when off: a longer title widens the column
         text = f"L{layer + 1} · H{head + 1}" if self._short_titles else f"layer {layer + 1} · head {head + 1}"
-        return f"<span style='color:#c00000'>{text}</span>" if off else text
+        return span(text, self._colors.bad) if off else text
 
     def _titles_must_shorten(self) -> bool:
         return self.width() / (max(self._shape[1], 1) + 0.4) < self.SHORT_TITLES_BELOW  # colour bar ≈ 0.4 column
@@ -298,13 +254,7 @@ class HeadGrid(QWidget):
                 c.plot.getAxis("bottom").setTicks(ticks)
                 c.plot.getAxis("left").setTicks(ticks)
             if reversal is not None and entropy is not None and focus is not None:
-                text = (
-                    f"<span style='color:{REVERSAL_COLOR}'>rev {reversal[li, h]:.2f}</span> · "
-                    f"<span style='color:{FOCUS_COLOR}'>focus {focus[li, h]:.2f}</span><br>"
-                    f"entropy {entropy[li, h]:.2f} nats")
-                if text != c.stats_text:
-                    c.stats_text = text
-                    c.stats.setText(text, size="8pt")
+                c.show_numbers((float(reversal[li, h]), float(entropy[li, h]), float(focus[li, h])))
 
     def set_sparkline_cursor(self, step: float) -> None:
         """Move the step marker of every sparkline (the step the maps show)."""
@@ -317,12 +267,7 @@ class HeadGrid(QWidget):
         """Reversal score and focus per head over ``steps``: arrays (n, layers, heads). ``joined=False`` (a
         model loaded without its history): only the recorded points are drawn, never a line invented between."""
         for (li, h), c in self._cells.items():
-            for curve, key, colour in ((c.rev_curve, "rev", REVERSAL_COLOR), (c.focus_curve, "focus", FOCUS_COLOR)):
-                curve.setPen(c.pens[key] if joined else None)
-                curve.setSymbol(None if joined else "o")
-                curve.setSymbolSize(5)
-                curve.setSymbolBrush(colour)
-                curve.setSymbolPen(None)
+            c.set_joined(joined)
             if len(steps) and reversal.ndim == 3 and li < reversal.shape[1] and h < reversal.shape[2]:
                 c.rev_curve.setData(steps, reversal[:, li, h])
                 c.focus_curve.setData(steps, focus[:, li, h])

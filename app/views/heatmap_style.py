@@ -2,6 +2,12 @@
 
 - ``kind="weights"`` is always [0, 1] on a sequential map; ``kind="signed"`` is symmetric around 0 (±max|v| over
   the finite values) on a diverging map, so white always means 0.
+- Both maps are Peter Kovesi's perceptually uniform colorcet maps, as pyqtgraph ships them: equal steps in value
+  look like equal steps in colour. CET-L18 (white → yellow → red) changes in lightness only in one direction, so
+  it reads in greyscale and for every kind of colour blindness; CET-D1A runs blue → white → red, the two hues a
+  red-green colour-blind viewer still tells apart (tests/app/test_theme.py simulates it). The maps do not change
+  with the theme: a colour means the same number on screen, in an export and in a screenshot.
+- The plot around the map (background, axes, colour bar, title) follows the theme through ``app.theme``.
 """
 
 from __future__ import annotations
@@ -12,10 +18,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from ..theme import AXES as AXES  # re-exported: app/views/heatmap.py lays out every axis
+from ..theme import colors_for, style_plot, style_view
+
 KINDS = ("signed", "weights")
 _CMAP_NAMES = {"signed": "CET-D1A", "weights": "CET-L18"}
 _CMAPS: dict[str, Any] = {}
-AXES = ("left", "bottom", "right", "top")
 
 
 def colormap(kind: str) -> Any:
@@ -54,20 +62,15 @@ def text_is_dark(image: np.ndarray, levels: tuple[float, float], kind: str) -> n
 
 
 def title_color(dark: bool) -> str:
-    return "#eeeeee" if dark else "#111111"
+    return colors_for(dark).text
 
 
 def apply_plot_theme(graphics: Any, plot: Any, colorbar: Any, dark: bool) -> None:
-    """Background, axes and colour-bar text for the light or dark theme."""
-    bg = "#1e1f22" if dark else "#ffffff"
-    fg = "#dddddd" if dark else "#222222"
-    graphics.setBackground(bg)
-    for name in AXES:
-        ax = plot.getAxis(name)
-        ax.setPen(pg.mkPen(fg))
-        ax.setTextPen(pg.mkPen(fg))
-    colorbar.axis.setPen(pg.mkPen(fg))
-    colorbar.axis.setTextPen(pg.mkPen(fg))
+    """Background, axes, title and colour bar for the light or dark theme."""
+    c = colors_for(dark)
+    style_view(graphics, c)
+    style_plot(plot, c)
+    style_plot(colorbar, c)
 
 
 def let_title_overflow(label: Any) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from ..models.training_history import HeadComparison
 from ..models.training_results import Ablation
 from ..models.training_session import TrainingSession
+from ..theme import LIGHT, colors_for, span
 from .frame import RedrawWhenShown
 
 COMPARE_HELP = (
@@ -74,12 +75,18 @@ class CompareView(RedrawWhenShown, QWidget):
         layout.addWidget(self.table, 1)
         help_label = QLabel(COMPARE_HELP)
         help_label.setWordWrap(True)
-        help_label.setStyleSheet("color:#444")
+        help_label.setObjectName("mutedLabel")  # its colour: resources/styles/
         layout.addWidget(help_label)
         self.baseline.valueChanged.connect(lambda _v: self.redraw())
         self.rows: list[HeadComparison] = []
+        self.colors = LIGHT
         session.events.history.connect(self.request_redraw)
         session.events.shown.connect(self.request_redraw)
+
+    def set_dark(self, dark: bool) -> None:
+        """The theme: the colour of a change that means "the head got sharper"."""
+        self.colors = colors_for(dark)
+        self.request_redraw()
 
     def redraw(self) -> None:
         """The session's history: its baseline snapshot against the shown one."""
@@ -119,7 +126,8 @@ class CompareView(RedrawWhenShown, QWidget):
                 item.setText(text)
                 if j in (3, 5):
                     good = (r.entropy_change < -0.05) if j == 3 else (r.focus_change > 0.05)
-                    item.setForeground(QColor("#1a7f37") if good else QColor("#333333"))
+                    # good: the theme's green; otherwise the table's own text colour (no brush)
+                    item.setForeground(QColor(self.colors.good) if good else QBrush())
 
 
 class AblationView(QWidget):
@@ -150,8 +158,14 @@ class AblationView(QWidget):
         self.restore_button.setEnabled(False)
         layout.addWidget(self.restore_button)
         self.restore_button.clicked.connect(session.restore_heads)
+        self.colors = LIGHT
         session.events.ablation.connect(self.set_result)
         self.set_result(session.ablation)
+
+    def set_dark(self, dark: bool) -> None:
+        """The theme: the colours of a loss and a gain."""
+        self.colors = colors_for(dark)
+        self.set_result(self.session.ablation)
 
     def set_result(self, a: Ablation | None) -> None:
         """Draw an ``Ablation`` (None: no model yet)."""
@@ -175,13 +189,15 @@ class AblationView(QWidget):
         def pct(v: float) -> str:
             return f"{v:.1%}"
 
+        c = self.colors
+
         def delta(a: float, b: float) -> str:
-            color = "#b00020" if b < a - 0.005 else "#1a7f37" if b > a + 0.005 else "#444"
-            return f"<span style='color:{color}'>{(b - a) * 100:+.1f} pts</span>"
+            color = c.bad if b < a - 0.005 else c.good if b > a + 0.005 else c.muted
+            return span(f"{(b - a) * 100:+.1f} pts", color)
 
         probe_in, probe_base, probe_now = (" ".join(str(t) for t in p) for p in (a.probe_in, a.probe_base,
                                                                                    a.probe_now))
-        changed = " <b style='color:#b00020'>(changed)</b>" if probe_base != probe_now else " (unchanged)"
+        changed = " " + span("(changed)", c.bad, bold=True) if probe_base != probe_now else " (unchanged)"
         self.result.setText(
             f"<b>Switched off</b> (model at step {a.step}): {names}<br>"
             f"<table cellspacing='6'><tr><th></th><th align='right'>all heads</th><th align='right'>now</th>"

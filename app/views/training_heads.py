@@ -18,20 +18,26 @@ from attention_core.vocab import token_labels
 
 from ..models.training_history import mirrored_key
 from ..models.training_session import TrainingSession
+from ..theme import LIGHT, ThemeColors, colors_for, span
 from .frame import FRAME_MS, FrameCoalescer
 from .head_grid import HeadGrid
 
 SERIES_S = 0.15
-LEGEND = (
-    "<b>How to read a map:</b> rows are queries (the position predicting the next token), columns are keys (the "
-    "positions it looks at); darker = more attention. <span style='color:#0096ff'>○</span> marks the ideal "
-    "anti-diagonal: the query at position L+p predicts reversed token p and should look at the mirrored input "
-    "L−1−p. As the model learns, a copying head's weight gathers on the circles. Hatched cells are the future, "
-    "blocked by the causal mask. Under each map: <span style='color:#d95f02'>rev</span> = reversal score (share of "
-    "100 test sequences whose query L+p looks most at L−1−p), <span style='color:#1b6ac9'>focus</span> = mean row "
-    "maximum and entropy (nats), over the probe's L output queries; sparklines show rev and focus over the run. "
-    "<b>Click a head</b> to switch it off."
-)
+
+
+def legend_html(c: ThemeColors = LIGHT) -> str:
+    """How to read the grid, its coloured words in the theme's colours (the same as the marks and numbers)."""
+    return (
+        "<b>How to read a map:</b> rows are queries (the position predicting the next token), columns are keys "
+        f"(the positions it looks at); darker = more attention. {span('○', c.ideal)} marks the ideal "
+        "anti-diagonal: the query at position L+p predicts reversed token p and should look at the mirrored input "
+        "L−1−p. As the model learns, a copying head's weight gathers on the circles. Hatched cells are the future, "
+        f"blocked by the causal mask. Under each map: {span('rev', c.orange)} = reversal score (share of 100 test "
+        f"sequences whose query L+p looks most at L−1−p), {span('focus', c.blue)} = mean row maximum and entropy "
+        "(nats), over the probe's L output queries; sparklines show rev and focus over the run. "
+        "<b>Click a head</b> to switch it off.")
+
+
 NO_MODEL = ("<b>Heads</b> — no model yet: press <b>Start</b> (or <b>Step</b>) to build it and watch every head's "
             "attention map change as it learns to reverse.")
 
@@ -59,12 +65,13 @@ class HeadsView(QWidget):
         self.ideal_check = QCheckBox("show ideal anti-diagonal ○")
         self.ideal_check.setChecked(True)
         v.addWidget(self.ideal_check)
-        self.legend_label = QLabel(LEGEND)
+        self.legend_label = QLabel(legend_html())
         self.legend_label.setObjectName("legendLabel")
         self.legend_label.setWordWrap(True)
         self.legend_label.setTextFormat(Qt.TextFormat.RichText)
         v.addWidget(self.legend_label)
         self._hover = (-1, -1, -1, -1)
+        self.colors = LIGHT
         self._series_version = -1
         self._series_at = 0.0
         self.redraw_soon = FrameCoalescer(self.redraw, FRAME_MS, self)
@@ -76,6 +83,13 @@ class HeadsView(QWidget):
         session.events.ablation.connect(lambda _a: self._draw_ablation())
         session.events.config.connect(lambda _c: self._shape_from_config())
         self._shape_from_config()
+
+    def set_dark(self, dark: bool) -> None:
+        """The theme: the grid, and the coloured words of the title, legend and hover text."""
+        self.colors = colors_for(dark)
+        self.head_grid.set_dark(dark)
+        self.legend_label.setText(legend_html(self.colors))
+        self.redraw()
 
     def _shape_from_config(self) -> None:
         """Before any step exists, lay the grid out for the settings (building its plot items takes ~0.2 s)."""
@@ -107,7 +121,7 @@ class HeadsView(QWidget):
         g.set_sparkline_cursor(snap.step)
         self._draw_ablation()
         inputs = token_labels(snap.probe[: snap.seq_len])
-        mask_note = "" if snap.causal else " · <span style='color:#b36b00'><b>no causal mask</b></span>"
+        mask_note = "" if snap.causal else " · " + span("no causal mask", self.colors.warn, bold=True)
         c = s.cursor
         where = "live" if c.follow_live else ("replay" if c.playing else "scrubbed")
         at = h.evaluated_at(s.shown_index)  # evaluation runs every few steps: quote the latest one, and say so
@@ -146,7 +160,7 @@ class HeadsView(QWidget):
         if mirror is not None:
             role = (f" — this query predicts reversed token {q - L + 1}; the mirrored input is position {mirror}"
                     + (" ✓" if k == mirror else ""))
-        future = " <span style='color:#b36b00'>(a future position: a leak)</span>" if k > q else ""
+        future = " " + span("(a future position: a leak)", self.colors.warn) if k > q else ""
         self.hover_label.setText(
             f"step {snap.step} · layer {layer + 1} · head {head + 1}: query {q} ('{labels[q]}') → key {k} "
             f"('{labels[k]}'): weight {weights[head, q, k]:.3f}{future}{role}")

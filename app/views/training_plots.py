@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ..models.training_session import TrainingSession
+from ..theme import LIGHT, ThemeColors, colors_for, style_legend, style_plot, style_view
 from .frame import FrameCoalescer
 
 LOSS_TITLE = "Loss (cross-entropy, log scale)"
@@ -25,13 +26,13 @@ SERIES_MS = 150
 and leaves the GIL to the training thread (the maps still follow every frame)."""
 
 SERIES = {
-    # key: (legend, colour, width, dash)
-    "loss": ("train loss (batch)", "#777777", 1.2, False),
-    "test_loss": ("test loss", "#1b6ac9", 2.0, False),
-    "train_accuracy": ("token, train batch", "#9a9a9a", 1.2, False),
-    "reversal_accuracy": ("token, test (teacher-forced)", "#1b6ac9", 2.0, False),
-    "train_sequence_accuracy": ("sequence, train (greedy)", "#d95f02", 1.4, True),
-    "sequence_accuracy": ("sequence, test (greedy)", "#d95f02", 2.6, False),
+    # key: (legend, colour (a ThemeColors field: blue and orange stay apart for colour-blind eyes), width, dash)
+    "loss": ("train loss (batch)", "grey", 1.2, False),
+    "test_loss": ("test loss", "blue", 2.0, False),
+    "train_accuracy": ("token, train batch", "grey", 1.2, False),
+    "reversal_accuracy": ("token, test (teacher-forced)", "blue", 2.0, False),
+    "train_sequence_accuracy": ("sequence, train (greedy)", "orange", 1.4, True),
+    "sequence_accuracy": ("sequence, test (greedy)", "orange", 2.6, False),
 }
 NARROW_NAMES = {  # the accuracy legend's names when the plot is too narrow for the full ones
     "train_accuracy": "token, train", "reversal_accuracy": "token, test",
@@ -51,7 +52,7 @@ class TrainingPlots(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.colors: ThemeColors = LIGHT
         layout.addWidget(self.graphics)
         self.loss_plot = self.graphics.addPlot(row=0, col=0)
         self.acc_plot = self.graphics.addPlot(row=1, col=0)
@@ -65,7 +66,7 @@ class TrainingPlots(QWidget):
             (self.loss_plot, LOSS_TITLE, ("loss", "test_loss")),
             (self.acc_plot, ACC_TITLE, self._acc_keys),
         ):
-            plot.setTitle(title, size="9pt", color="#222222")
+            plot.setTitle(title, size="9pt")
             plot.getAxis("left").setWidth(34)  # both plots align on the step axis
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)
@@ -74,14 +75,13 @@ class TrainingPlots(QWidget):
             # accuracy rises early, so its lower right stays free; loss falls, so its upper right stays free
             legend = plot.addLegend(offset=(-4, -4) if plot is self.acc_plot else (-4, 4), labelTextSize="7pt",
                                     verSpacing=-8)
-            legend.setBrush(pg.mkBrush(255, 255, 255, 210))
             if plot is self.acc_plot:
                 self.acc_legend = legend
                 legend.setColumnCount(2)  # two short rows fit a short plot (shorter names when narrow)
+            else:
+                self.loss_legend = legend
             for key in keys:
-                name, color, width, dash = SERIES[key]
-                pen = pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine)
-                self.curves[key] = plot.plot([], [], pen=pen, name=name, connect="finite")
+                self.curves[key] = plot.plot([], [], name=SERIES[key][0], connect="finite")
             plot.getAxis("bottom").setLabel("step")
         self.acc_legend.layout.activate()
         self._full_legend_width = self.acc_legend.boundingRect().width()
@@ -95,21 +95,47 @@ class TrainingPlots(QWidget):
         self.loss_plot.setXRange(0, 1, padding=0.02)
         self.acc_plot.setYRange(0, 1.02, padding=0)
         self.acc_plot.setXLink(self.loss_plot)
-        self.goal_line = pg.InfiniteLine(0.99, angle=0, pen=pg.mkPen("#2a9d3a", width=1, style=Qt.PenStyle.DotLine))
+        self.goal_line = pg.InfiniteLine(0.99, angle=0)
         self.acc_plot.addItem(self.goal_line)
         self.cursor_lines = []
         for plot in (self.loss_plot, self.acc_plot):
-            line = pg.InfiniteLine(0, angle=90, pen=pg.mkPen("#c000a0", width=1.2))
+            line = pg.InfiniteLine(0, angle=90)
             plot.addItem(line)
             self.cursor_lines.append(line)
         self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.joined = True
+        self.set_dark(False)
         self.session = session
         if session is not None:
             self.redraw_soon = FrameCoalescer(self.redraw, SERIES_MS, self)
             session.events.history.connect(self.redraw_soon)
             session.events.shown.connect(lambda _i: self._follow_cursor())
             self.redraw()
+
+    def set_dark(self, dark: bool) -> None:
+        """The theme (``app/theme.py``): background, axes, titles, legends, curves and marker lines."""
+        self.colors = c = colors_for(dark)
+        style_view(self.graphics, c)
+        for plot in (self.loss_plot, self.acc_plot):
+            style_plot(plot, c)
+        for legend in (self.loss_legend, self.acc_legend):
+            style_legend(legend, c)
+        self._style_curves()
+        self.goal_line.setPen(pg.mkPen(c.goal, width=1, style=Qt.PenStyle.DotLine))
+        for line in self.cursor_lines:
+            line.setPen(pg.mkPen(c.magenta, width=1.2))
+
+    def _style_curves(self) -> None:
+        """Lines, or (``joined`` False: the steps between were not recorded) points only."""
+        for key, curve in self.curves.items():
+            _name, role, width, dash = SERIES[key]
+            color = getattr(self.colors, role)
+            style = Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine
+            curve.setPen(pg.mkPen(color, width=width, style=style) if self.joined else None)
+            curve.setSymbol(None if self.joined else "o")
+            curve.setSymbolBrush(color)
+            curve.setSymbolPen(None)
+            curve.setSymbolSize(7)
 
     def redraw(self) -> None:
         """The session's whole history and the shown step."""
@@ -148,17 +174,10 @@ class TrainingPlots(QWidget):
         points only (the steps between them were not recorded, so no line may pretend to know them)."""
         if joined != self.joined:
             self.joined = joined
-            for key, curve in self.curves.items():
-                _name, color, width, dash = SERIES[key]
-                style = Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine
-                curve.setPen(pg.mkPen(color, width=width, style=style) if joined else None)
-                curve.setSymbol(None if joined else "o")
-                curve.setSymbolBrush(color)
-                curve.setSymbolPen(None)
-                curve.setSymbolSize(7)
+            self._style_curves()
             suffix = "" if joined else " · points only"
-            self.loss_plot.setTitle(LOSS_TITLE + suffix, size="9pt", color="#222222")
-            self.acc_plot.setTitle(ACC_TITLE + suffix, size="9pt", color="#222222")
+            self.loss_plot.setTitle(LOSS_TITLE + suffix, size="9pt")
+            self.acc_plot.setTitle(ACC_TITLE + suffix, size="9pt")
         steps, eval_steps = series.get("step", np.zeros(0)), series.get("eval_step", np.zeros(0))
         for key, curve in self.curves.items():
             x = eval_steps if key in ("test_loss", "reversal_accuracy", "sequence_accuracy",

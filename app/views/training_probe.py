@@ -32,8 +32,7 @@ class ProbeBox(QWidget):
                               "(space-separated, then Enter) or pick one.")
         v.addWidget(self.combo)
         self.error_label = QLabel()
-        self.error_label.setObjectName("errorLabel")
-        self.error_label.setStyleSheet("color:#d0324b")
+        self.error_label.setObjectName("errorLabel")  # its colour: resources/styles/
         self.error_label.setWordWrap(True)
         self.error_label.setVisible(False)
         v.addWidget(self.error_label)

@@ -103,7 +103,10 @@ class RunControls(QWidget):
     def update_status(self, *_: object) -> None:
         s = self.session
         self.status_label.setText(s.status)
-        self.status_label.setStyleSheet("color:#d0324b" if s.status_is_error else "")
+        if self.status_label.property("error") != s.status_is_error:  # the colour: resources/styles/
+            self.status_label.setProperty("error", s.status_is_error)
+            self.status_label.style().unpolish(self.status_label)
+            self.status_label.style().polish(self.status_label)
 
     def _on_speed(self, *_: object) -> None:
         i = [v for _, v in SPEEDS].index(self.session.speed)

@@ -78,7 +78,7 @@ class TrainingSetupForm(QWidget):
         length_row.addWidget(self.length, 1)
         length_row.addWidget(self.length_unit)
         self.total_label = QLabel()
-        self.total_label.setStyleSheet("color:#555")
+        self.total_label.setObjectName("mutedLabel")  # colours by object name: resources/styles/
         self.seed = _spin(0, 2_147_483_647, 0, "Same seed = same initialisation, same data, same batches.")
         self.device = QComboBox()
         devices = available_devices() if _torch_loaded() else ["cpu"]
@@ -102,7 +102,7 @@ class TrainingSetupForm(QWidget):
         outer.addWidget(self.causal)
         self.causal_note = QLabel(CAUSAL_NOTE)
         self.causal_note.setWordWrap(True)
-        self.causal_note.setStyleSheet("background:#fff4d6; border:1px solid #e0b84c; padding:4px; color:#3a2a00")
+        self.causal_note.setObjectName("noteLabel")
         self.causal_note.setVisible(False)
         outer.addWidget(self.causal_note)
         presets = QHBoxLayout()
@@ -115,7 +115,7 @@ class TrainingSetupForm(QWidget):
         outer.addLayout(presets)
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color:#b00020")
+        self.error_label.setObjectName("errorLabel")
         self.error_label.setVisible(False)
         outer.addWidget(self.error_label)
         self._error = ""

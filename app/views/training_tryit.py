@@ -23,6 +23,7 @@ from attention_core.vocab import token_labels
 from ..models.training_results import TryIt
 from ..models.training_session import TrainingSession
 from ..models.training_tools import TryItResult
+from ..theme import LIGHT, ThemeColors, colors_for, span
 from .heatmap import HeatmapWidget
 
 PLACEHOLDER = ("Train (or load) a model, then type a sequence and press Reverse. The model is the one at the step "
@@ -80,6 +81,7 @@ class TryItView(QWidget):
         self.result: TryItResult | None = None
         self.step: int | None = None
         self.caption = ""
+        self.colors = LIGHT
         self._timer = QTimer(self)
         self._timer.setInterval(700)
         self._timer.timeout.connect(self._advance)
@@ -97,6 +99,15 @@ class TryItView(QWidget):
     def submit(self) -> None:
         self.session.try_sequence(self.input.text())
 
+    def set_dark(self, dark: bool) -> None:
+        """The theme: the heatmap's plot and the coloured words (right / wrong, captions)."""
+        self.colors = colors_for(dark)
+        self.heatmap.apply_theme(dark)
+        if self.result is not None:
+            self._redraw()  # keeps the output step the learner picked
+        else:
+            self._on_try_it(self.session.try_it)
+
     # ---------------------------------------------------------------- session events
     def _on_shape(self, *_: object) -> None:
         cfg = self.session.model_config
@@ -107,7 +118,7 @@ class TryItView(QWidget):
         if t is None:
             self._clear(PLACEHOLDER)
         elif t.error or t.result is None:
-            self._clear(f"<span style='color:#b00020'>{t.error}</span>")
+            self._clear(span(t.error, self.colors.bad))
         else:
             if self.input.text().strip() != t.text.strip() and not self.input.hasFocus():
                 self.input.setText(t.text)
@@ -190,8 +201,9 @@ class TryItView(QWidget):
                               row_title="", col_title="position it could see (key)")
         self.heatmap.set_highlight(cells=[(p, L - 1 - p) for p in range(upto + 1)])
         self.heatmap.set_selected((upto, int(vals[upto].argmax())))
-        at = f" <span style='color:#555'>({self.caption})</span>" if self.caption else ""
-        self.result_label.setText(_result_html(r, upto) + at)
+        c = self.colors
+        at = " " + span(f"({self.caption})", c.muted) if self.caption else ""
+        self.result_label.setText(_result_html(r, upto, c) + at)
         p = upto
         k = int(vals[p].argmax())
         mirrored = L - 1 - p
@@ -200,23 +212,21 @@ class TryItView(QWidget):
         self.explain.setText(
             f"Output {p + 1} (<b>{token_labels([r.generated[p]])[0]}</b>): the query at position {L + p} put "
             f"<b>{vals[p, k]:.2f}</b> on position {k} (<b>{token_labels([seq[k]])[0]}</b>), {verdict}. "
-            f"<span style='color:#c000a0'>Magenta</span>: mirrored inputs; "
-            f"<span style='color:#0090e0'>blue</span>: this head's strongest key.")
+            f"{span('Magenta', c.magenta)}: mirrored inputs; {span('blue', c.ideal)}: this head's strongest key.")
 
 
-def _result_html(r: TryItResult, upto: int) -> str:
+def _result_html(r: TryItResult, upto: int, c: ThemeColors = LIGHT) -> str:
     parts = []
     for p, (g, ok) in enumerate(zip(r.generated, r.correct)):
         if p > upto:
-            parts.append("<span style='color:#aaa'>·</span>")
+            parts.append(span("·", c.faint))
         else:
-            color = "#1a7f37" if ok else "#b00020"
-            parts.append(f"<b style='color:{color}'>{token_labels([g])[0]}</b>")
+            parts.append(span(token_labels([g])[0], c.good if ok else c.bad, bold=True))
     done = upto >= len(r.generated) - 1
     verdict = ""
     if done:
-        verdict = (" <b style='color:#1a7f37'>✓ reversed exactly</b>" if all(r.correct)
-                   else f" <b style='color:#b00020'>✗ {r.correct.count(False)} wrong</b>")
+        verdict = " " + (span("✓ reversed exactly", c.good, bold=True) if all(r.correct)
+                         else span(f"✗ {r.correct.count(False)} wrong", c.bad, bold=True))
     return (f"input {' '.join(token_labels(r.inputs))} → model: {' '.join(parts)}{verdict}"
-            f"<br><span style='color:#555'>expected {' '.join(token_labels(r.expected))}</span>")
+            f"<br>{span('expected ' + ' '.join(token_labels(r.expected)), c.muted)}")
 
