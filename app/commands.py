@@ -13,12 +13,17 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from .models.playground import PlaygroundModel
 
 _MERGE_ID = 4242
+UNDO_LIMIT = 1000
+"""Undo steps a window keeps. Each whole-state step holds two snapshots of the state (up to ~0.5 MB at the largest
+dimensions), so an unlimited stack grows without end in a long lesson; 1,000 steps is far more than a learner
+walks back."""
 
 
 class ModelCommand(QUndoCommand):
@@ -78,6 +83,14 @@ class CellCommand(QUndoCommand):
         return False
 
 
+def _same_snapshot(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two snapshots of ``UndoableEdits._snapshot`` describe the same state (matrices compared by value)."""
+    if a.keys() != b.keys() or any(a[k] != b[k] for k in a if k != "matrices"):
+        return False
+    ma, mb = a["matrices"], b["matrices"]
+    return ma.keys() == mb.keys() and all(ma[k] is mb[k] or np.array_equal(ma[k], mb[k]) for k in ma)
+
+
 class UndoableEdits(QObject):
     """The one door for user edits: model method → undo stack. ``refused(message)`` when the model says no."""
 
@@ -85,22 +98,40 @@ class UndoableEdits(QObject):
     accepted = Signal()
 
     def __init__(self, model: PlaygroundModel, stack: QUndoStack, parent: QObject | None = None) -> None:
+        if stack.count() == 0 and stack.undoLimit() == 0:  # Qt accepts a limit only while the stack is empty
+            stack.setUndoLimit(UNDO_LIMIT)
         super().__init__(parent)
         self.model, self.stack = model, stack
+        self._last_matrices: dict[str, np.ndarray] = {}
 
     def apply(self, text: str, fn: Callable[[PlaygroundModel], Any], merge_key: str | None = None) -> bool:
         """Run ``fn(model)`` as one undo step. Returns False (and emits ``refused``) when the model refuses."""
-        before = self.model.snapshot()
+        before = self._snapshot()
         try:
             fn(self.model)
         except ValueError as exc:
             self.refused.emit(str(exc))
             return False
-        after = self.model.snapshot()
+        after = self._snapshot()
         self.accepted.emit()
-        if after != before:
+        if not _same_snapshot(after, before):
             self.stack.push(ModelCommand(self.model, before, after, text, merge_key))
         return True
+
+    def _snapshot(self) -> dict[str, Any]:
+        """The model's snapshot with its matrices as read-only arrays, each one *shared* with the previous
+        snapshot's when unchanged: a mask or scale step then holds no matrix of its own, and a long session's
+        undo history stays small (see ``UNDO_LIMIT``)."""
+        snap = self.model.snapshot(arrays=True)
+        matrices = snap["matrices"]
+        for name, arr in matrices.items():
+            last = self._last_matrices.get(name)
+            if last is not None and last.shape == arr.shape and np.array_equal(last, arr):
+                matrices[name] = last
+            else:
+                arr.setflags(write=False)
+        self._last_matrices = matrices
+        return snap
 
     def set_cell(self, name: str, row: int, col: int, value: float, merge_key: str | None = None) -> bool:
         """One cell as one undo step (a scrub's steps share a ``merge_key`` and merge)."""

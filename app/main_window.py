@@ -276,9 +276,14 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self.theme.release()
+        # the window goes at once; then no thread may outlive it. The start-up warm-up's first optimiser step
+        # (torch imports torch._dynamo there, ~2-3 s) cannot be interrupted: waiting for it behind a hidden window
+        # is no hang to the user (scripts/close_campaign.py measures both)
+        self.hide()
+        QApplication.sync()
         if self._training_panel is not None:
             self._training_panel.shutdown()
-        wait_for_workers(60)  # device detection, warm-up: no thread may outlive the window
+        wait_for_workers(60)  # device detection, warm-up
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.set_splitter_state(self.splitter.saveState())
         event.accept()

@@ -122,9 +122,10 @@ class PlaygroundModel:
             return getattr(self.__dict__["state"], name)
         raise AttributeError(name)
 
-    def snapshot(self) -> dict[str, Any]:
-        """A deep, JSON-ready copy of everything undoable (the device included)."""
-        snap = self.state.snapshot()
+    def snapshot(self, arrays: bool = False) -> dict[str, Any]:
+        """A deep, JSON-ready copy of everything undoable (the device included); ``arrays``: matrices as array
+        copies (for the undo stack; ``restore`` takes either)."""
+        snap = self.state.snapshot(arrays)
         snap["device"] = self.state.device
         return snap
 

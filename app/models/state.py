@@ -328,12 +328,13 @@ class PlaygroundState:
         return Result(result.q, result.k, result.v, result.mask, result.steps, heads)
 
     # ------------------------------------------------------------------ snapshots
-    def snapshot(self) -> dict[str, Any]:
-        """A deep, JSON-ready copy (undo and session files use it)."""
+    def snapshot(self, arrays: bool = False) -> dict[str, Any]:
+        """A deep, JSON-ready copy (session files use it). ``arrays``: the matrices as float64 array copies instead
+        of nested lists (the undo stack keeps these: a quarter of the memory, and no conversion per edit)."""
         return {
             "mode": self.mode, "kind": self.kind, "query_tokens": list(self.query_tokens),
             "key_tokens": list(self.key_tokens), "dims": dict(self.dims),
-            "matrices": {k: v.tolist() for k, v in self.matrices.items()},
+            "matrices": {k: (v.copy() if arrays else v.tolist()) for k, v in self.matrices.items()},
             "scale_mode": self.scale_mode, "custom_scale": self.custom_scale, "mask_mode": self.mask_mode,
             "padding_keep": list(self.padding_keep), "custom_mask": self.custom_mask.tolist(),
             "num_heads": self.num_heads, "preset_name": self.preset_name, "story": self.story,

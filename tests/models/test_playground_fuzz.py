@@ -25,7 +25,7 @@ from app.commands import UndoableEdits
 from app.models.explain import fmt
 from app.models.playground import STEP_VIEWS, PlaygroundModel
 
-EXAMPLES, STEPS = 200, 50  # 10,000 rules per run
+EXAMPLES, STEPS = 250, 50  # hypothesis ends some runs early: ~10,900 rules per run (≥ 10,000 asserted)
 RULES_RUN = [0]
 TOL = 1e-9
 
@@ -225,4 +225,4 @@ TestPlaygroundMachine = PlaygroundMachine.TestCase
 
 def test_zz_the_run_covered_ten_thousand_rules() -> None:
     """Runs after the machine (file order): the campaign really ran its rules."""
-    assert RULES_RUN[0] >= 9_000, RULES_RUN[0]  # hypothesis may end a few runs early on a shrink-free pass
+    assert RULES_RUN[0] >= 10_000, RULES_RUN[0]
