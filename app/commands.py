@@ -104,13 +104,15 @@ class UndoableEdits(QObject):
         self.model, self.stack = model, stack
         self._last_matrices: dict[str, np.ndarray] = {}
 
-    def apply(self, text: str, fn: Callable[[PlaygroundModel], Any], merge_key: str | None = None) -> bool:
-        """Run ``fn(model)`` as one undo step. Returns False (and emits ``refused``) when the model refuses."""
+    def apply(self, text: str, fn: Callable[[PlaygroundModel], Any], merge_key: str | None = None,
+              on_refused: Callable[[str], Any] | None = None) -> bool:
+        """Run ``fn(model)`` as one undo step. Returns False when the model refuses, and says why: to
+        ``on_refused`` when given (a control that shows its own errors next to itself), else through ``refused``."""
         before = self._snapshot()
         try:
             fn(self.model)
         except ValueError as exc:
-            self.refused.emit(str(exc))
+            (on_refused or self.refused.emit)(str(exc))
             return False
         after = self._snapshot()
         self.accepted.emit()

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
-from . import __version__
+from . import __version__, presentation
 from .commands import UndoableEdits
 from .models.playground import PlaygroundModel
 from .models.training_session import TrainingSession
@@ -51,7 +51,8 @@ HELP_TEXT = (
     "• Edit a cell: type a number, Enter or Tab. Ctrl+drag or Ctrl+↑/↓ scrubs a value.\n"
     "• Paste a block from a spreadsheet with Ctrl+V; copy with Ctrl+C.\n"
     "• Hover any heatmap cell to see its formula; click to pin it.\n"
-    "• Right-click a heatmap to export PNG, SVG or CSV; File → Export all steps.\n"
+    "• Export button (or right-click) on a map: PNG, SVG, PDF or CSV; File → Export all steps.\n"
+    "• F11 presents; Ctrl+= / Ctrl+- zoom; double-click a map to show it alone (← → step, Esc returns).\n"
     "• Ctrl+Z / Ctrl+Shift+Z undo and redo every edit.\n"
     "• Mask 'custom': click a cell in ③ or ④ to block it.")
 
@@ -149,6 +150,7 @@ class MainWindow(QMainWindow):
             group.addAction(act)
             view_menu.addAction(act)
             self.theme_actions[theme] = act
+        self.presenter = presentation.install(self, file_menu, view_menu)  # Present (F11), zoom, pipeline figure
         help_menu = mb.addMenu("&Help")
         self._add(help_menu, "&How to use", lambda: QMessageBox.information(self, "How to use", HELP_TEXT),
                   QKeySequence.StandardKey.HelpContents)
@@ -315,7 +317,7 @@ class MainWindow(QMainWindow):
         if self._training_panel is None:
             from .training_panel import TrainingPanel
 
-            panel = TrainingPanel(self.training)
+            panel = TrainingPanel(self.training, settings=self.settings)
             idx = self.tabs.indexOf(self._training_holder)
             current = self.tabs.currentIndex()
             self.tabs.blockSignals(True)

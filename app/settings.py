@@ -10,6 +10,8 @@ APP_NAME = "AttentionPlayground"
 THEMES = ("light", "dark", "system")
 """The theme choices: the View menu offers them (``app.theme``), ``Settings.theme`` stores one."""
 MAX_RECENT = 8
+ZOOM_RANGE = (0.5, 3.0)
+"""The text zoom's limits (``Settings.zoom``): half to three times the desktop's font size."""
 
 
 def data_dir() -> Path:
@@ -37,6 +39,23 @@ class Settings:
         if value not in THEMES:
             raise ValueError(f"theme must be one of {THEMES}, got {value!r}")
         self.q.setValue("ui/theme", value)
+
+    @property
+    def zoom(self) -> float:
+        """The text zoom of the window (Ctrl+= / Ctrl+-, ``app.presentation``): 1.0 is the desktop's font size. A
+        lecture hall needs it bigger on every start, so it is remembered; values outside ``ZOOM_RANGE`` (or not a
+        number) read as the nearest limit (or 1.0)."""
+        try:
+            value = float(self.q.value("ui/zoom", 1.0))
+        except (TypeError, ValueError):
+            return 1.0
+        if value != value:  # NaN
+            return 1.0
+        return min(max(value, ZOOM_RANGE[0]), ZOOM_RANGE[1])
+
+    @zoom.setter
+    def zoom(self, value: float) -> None:
+        self.q.setValue("ui/zoom", min(max(float(value), ZOOM_RANGE[0]), ZOOM_RANGE[1]))
 
     def recent_files(self) -> list[str]:
         value = self.q.value("files/recent", [])
@@ -66,9 +85,11 @@ class Settings:
         self.q.setValue("window/geometry", geometry)
         self.q.setValue("window/state", state)
 
-    def splitter_state(self) -> QByteArray | None:
-        value = self.q.value("window/splitter")
+    def splitter_state(self, name: str = "") -> QByteArray | None:
+        """A splitter's saved sizes: the Playground's (no name), "training", "training-main" and "training-right"
+        (the Training tab's splitters, ``app/views/training_layout.py``). A collapsed side column stays collapsed."""
+        value = self.q.value(f"window/splitter-{name}" if name else "window/splitter")
         return value if isinstance(value, QByteArray) else None
 
-    def set_splitter_state(self, state: QByteArray) -> None:
-        self.q.setValue("window/splitter", state)
+    def set_splitter_state(self, state: QByteArray, name: str = "") -> None:
+        self.q.setValue(f"window/splitter-{name}" if name else "window/splitter", state)

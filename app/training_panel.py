@@ -15,14 +15,12 @@ from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
-    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QMenu,
     QMessageBox,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QToolButton,
@@ -33,10 +31,13 @@ from PySide6.QtWidgets import (
 from attention_core.train_config import TrainConfig
 
 from .models.training_session import TrainingSession
-from .settings import data_dir
+from .settings import Settings, data_dir
 from .views.head_grid import HeadGrid
+from .views.side_panel import SideScroll
 from .views.training_compare import AblationView, CompareView
+from .views.training_export import TrainingExports
 from .views.training_heads import HeadsView
+from .views.training_layout import TrainingColumns, quiet_hover_label
 from .views.training_plots import TrainingPlots
 from .views.training_probe import ProbeBox
 from .views.training_run import RunControls
@@ -67,21 +68,31 @@ class TrainingPanel(QWidget):
     """Once torch is loaded, build the settings' model (paused at step 0) so the grid shows the untrained heads
     before the learner presses anything. Tests switch it off to control every run themselves."""
 
-    def __init__(self, session: TrainingSession, parent: QWidget | None = None) -> None:
+    def __init__(self, session: TrainingSession, parent: QWidget | None = None, settings: Settings | None = None
+                 ) -> None:
         super().__init__(parent)
         self.session = session
         root = QHBoxLayout(self)
         root.setContentsMargins(4, 4, 4, 4)
+        # left | (centre | right), adapting to the window and remembered (``views/training_layout.py``)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         root.addWidget(self.splitter)
+        self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self._build_left())
-        self.splitter.addWidget(self._build_centre())
-        self.splitter.addWidget(self._build_right())
+        self.splitter.addWidget(self.main_splitter)
+        self.main_splitter.addWidget(self._build_centre())
+        self.main_splitter.addWidget(self._build_right())
         self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setStretchFactor(2, 1)
-        self.splitter.setSizes([312, 566, 396])
-        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setCollapsible(1, False)
+        self.main_splitter.setStretchFactor(0, 3)
+        self.main_splitter.setStretchFactor(1, 1)
+        self.main_splitter.setCollapsible(0, False)
+        self.splitter.setSizes([312, 966])
+        self.main_splitter.setSizes([566, 396])
+        self.columns = TrainingColumns(self, {"training": self.splitter, "training-main": self.main_splitter,
+                                              "training-right": self.right_splitter},
+                                       self.heads.legend_label, self.head_grid, settings)
         self._wire()
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
@@ -124,13 +135,7 @@ class TrainingPanel(QWidget):
             fl.addWidget(w)
         col.addWidget(_group("Model and export", files))
         col.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidget(inner)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFixedWidth(312)
-        return scroll
+        return SideScroll(inner)  # as wide as the form needs, never clipped (the splitter may widen it)
 
     def _build_centre(self) -> QWidget:
         w = QWidget()
@@ -138,6 +143,7 @@ class TrainingPanel(QWidget):
         v.setContentsMargins(0, 0, 0, 0)
         v.setSpacing(3)
         self.heads = HeadsView(self.session)
+        quiet_hover_label(self.heads.hover_label)
         v.addWidget(self.heads, 1)
         self.timeline = Timeline(self.session)
         v.addWidget(self.timeline)
@@ -157,6 +163,7 @@ class TrainingPanel(QWidget):
         split.addWidget(self.tabs)
         split.setSizes([310, 420])
         split.setChildrenCollapsible(False)
+        self.right_splitter = split
         return split
 
     # the widgets tests and scripts reach for, by their old names
@@ -184,7 +191,8 @@ class TrainingPanel(QWidget):
         self.heads.head_grid.headClicked.connect(lambda _l, _h: self.tabs.setCurrentWidget(self.ablation))
         self.save_button.clicked.connect(self._save_dialog)
         self.load_button.clicked.connect(self._load_dialog)
-        self.export_menu.aboutToShow.connect(self._fill_export_menu)
+        self.exports = TrainingExports(self)
+        self.export_menu.aboutToShow.connect(lambda: self.exports.fill_menu(self.export_menu))
         self._on_run_state()
 
     def _show_config(self, config: TrainConfig | None) -> None:
@@ -242,6 +250,8 @@ class TrainingPanel(QWidget):
 
     def shutdown(self) -> None:
         """Stop training and wait for every background thread (before the window and the interpreter go)."""
+        if not self._closing:
+            self.columns.save()
         self._closing = True
         self._tick.stop()
         self.session.shutdown()
@@ -289,64 +299,19 @@ class TrainingPanel(QWidget):
         if path:
             self.load_model(path)
 
-    # ================================================================== export
-    def _fill_export_menu(self) -> None:
-        m = self.export_menu
-        m.clear()
-        has = self.session.shown_snapshot is not None
-        m.addAction("Head grid as PNG…", lambda: self._export_dialog("grid", ".png")).setEnabled(has)
-        m.addAction("Head grid as SVG…", lambda: self._export_dialog("grid", ".svg")).setEnabled(has)
-        heads = m.addMenu("One head (PNG, SVG or CSV)")
-        heads.setEnabled(has)
-        layers, nh = self.head_grid.shape
-        for li in range(layers if has else 0):
-            for h in range(nh):
-                heads.addAction(f"layer {li + 1} · head {h + 1}…",
-                                lambda li=li, h=h: self._export_dialog("head", ".png", (li, h)))
-        m.addAction("Metrics history as CSV…", lambda: self._export_dialog("csv", ".csv")).setEnabled(has)
+    # ================================================================== export (app/views/training_export.py)
+    def export_grid(self, path: str | Path) -> str:
+        return self.exports.export_grid(path)
 
-    def _export_dialog(self, what: str, suffix: str, head: tuple[int, int] = (0, 0)) -> None:
-        step = self.session.shown_step or 0
-        name = {"grid": f"heads-step{step}{suffix}", "csv": "training-history.csv",
-                "head": f"layer{head[0] + 1}-head{head[1] + 1}-step{step}{suffix}"}[what]
-        filters = {"grid": "Images (*.png *.svg)", "csv": "CSV (*.csv)", "head": "PNG, SVG or CSV (*.png *.svg *.csv)"}
-        path, _ = QFileDialog.getSaveFileName(self, "Export", str(Path.home() / name), filters[what])
-        if not path:
-            return
-        try:
-            {"grid": lambda: self.export_grid(path), "head": lambda: self.export_head(*head, path),
-             "csv": lambda: self.export_history_csv(path)}[what]()
-        except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Export failed", str(exc))
-
-    def export_grid(self, path: str | Path) -> Path:
-        """The whole head grid (maps, numbers, colour bar) at the shown step as one PNG or SVG."""
-        from .export import export_widget_image
-
-        export_widget_image(self.head_grid, path)
-        return Path(path)
-
-    def export_head(self, layer: int, head: int, path: str | Path) -> Path:
-        """One head's map at the shown step as PNG, SVG or CSV."""
-        from attention_core.masks import causal_mask
-
-        from .export import export_heatmap
-
-        snap = self.session.shown_snapshot
-        if snap is None:
-            raise ValueError("nothing to export yet")
-        vals = snap.probe_weights[layer][head]
-        blocked = ~causal_mask(vals.shape[0]) if snap.causal else None
-        export_heatmap(path, vals, snap.labels, snap.labels,
-                       f"layer {layer + 1} · head {head + 1} at step {snap.step}", blocked=blocked, kind="weights")
-        return Path(path)
+    def export_head(self, layer: int, head: int, path: str | Path) -> str:
+        return self.exports.export_head(layer, head, path)
 
     def export_history_csv(self, path: str | Path) -> Path:
-        """Every recorded step's metrics, one row per step."""
-        from attention_core.training import write_history_csv
+        return self.exports.export_history_csv(path)
 
-        write_history_csv(path, self.session.history.reports())
-        return Path(path)
+    def export_timeline(self, path: str | Path) -> Path | None:
+        """GIF or MP4 of the recorded steps, with a progress dialog and Cancel (None when cancelled)."""
+        return self.exports.export_timeline(path)
 
     # ================================================================== self-test
     def self_test(self, out_dir: Path) -> list[Path]:

@@ -1,6 +1,7 @@
 """Re-take the README's screenshots from the real window (run it on a screen, e.g. under Xvfb):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshots.py docs/screenshots
+    xvfb-run -a -s "-screen 0 1920x1200x24" .venv/bin/python scripts/screenshots.py --layouts docs/screenshots
 
 Every picture is taken after driving the window through its models, the way a learner would get there.
 """
@@ -122,11 +123,56 @@ def training(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped-d
     return written
 
 
+LAYOUT_SIZES = ("1024x640", "1280x800", "1920x1080")
+
+
+def layouts(window, app, out: Path, sizes: tuple[str, ...] = LAYOUT_SIZES) -> list[Path]:  # type: ignore[no-untyped-def]
+    """Both tabs at each size, light and dark, in their most crowded states: the Playground in cross mode with
+    padding and 5 keys, the Training tab after a run without the causal mask (its note shown) with a Try it
+    result. Files: ``layout-<size>-<theme>-<tab>.png``."""
+    from attention_core.train_config import TrainConfig
+
+    written: list[Path] = []
+    window.edits.apply("cross", lambda m: m.set_mode("projection", "cross"))
+    window.edits.apply("Lk", lambda m: m.set_dim("Lk", 5))
+    window.edits.apply("padding", lambda m: m.set_mask("padding"))
+    window.edits.apply("pad", lambda m: m.toggle_padding(4))
+    panel, s = window.training_panel, window.training
+    window.tabs.setCurrentWidget(panel)
+    end = time.time() + 120
+    while s.run_state != "paused" and time.time() < end:
+        settle(app, 0.1)
+    panel.form.set_config(TrainConfig(**{**s.config.to_dict(), "causal": False}))
+    s.start(new_run=True)
+    end = time.time() + 180
+    while s.run_state != "finished" and time.time() < end:
+        settle(app, 0.1)
+    panel.tryit.input.setText(" ".join(map(str, s.probe or ())))
+    panel.tryit.submit()
+    for size in sizes:
+        w, h = (int(v) for v in size.split("x"))
+        window.resize(w, h)
+        for theme in ("light", "dark"):
+            window.set_theme(theme)
+            for tab in ("playground", "training"):
+                window.tabs.setCurrentIndex(0 if tab == "playground" else window.tabs.indexOf(panel))
+                settle(app, 0.6)
+                path = out / f"layout-{size}-{theme}-{tab}.png"
+                window.grab().save(str(path))
+                written.append(path)
+                if window.size().width() != w:
+                    print(f"warning: asked for {size}, the window is {window.width()}x{window.height()}")
+    window.set_theme("light")
+    return written
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", type=Path)
     parser.add_argument("--size", default="1280x800")
     parser.add_argument("--playground-only", action="store_true")
+    parser.add_argument("--layouts", action="store_true",
+                        help=f"only the layout sweep: both tabs, light and dark, at {', '.join(LAYOUT_SIZES)}")
     args = parser.parse_args()
     from PySide6.QtCore import QSettings
 
@@ -145,8 +191,11 @@ def main() -> int:
     window.resize(w, h)
     window.show()
     settle(app, 1.0)
-    written = playground(window, app, args.out)
-    if not args.playground_only:
+    if args.layouts:
+        written = layouts(window, app, args.out)
+    else:
+        written = playground(window, app, args.out)
+    if not args.playground_only and not args.layouts:
         written += training(window, app, args.out)
     (args.out / ".screenshots.ini").unlink(missing_ok=True)
     for p in written:

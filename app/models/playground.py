@@ -29,6 +29,7 @@ from attention_core import STEP_NAMES, AttentionSteps
 from attention_core.presets import Preset, get_preset
 
 from . import playground_text as text
+from .colour_range import StepColours, step_colours
 from .explain import MULTIHEAD_VIEWS, Explanation, explain, explain_multihead, with_projection_sources
 from .state import MASK_MODES, MODES, PlaygroundState, Result
 
@@ -58,6 +59,7 @@ class PlaygroundEvents(SignalGroup):
     pinned = Signal()
     hovered = Signal()
     explanation = Signal()   # explanation text and the highlights that go with it
+    colours = Signal()       # the step maps' colour ranges (with the shared-range option; also after "result")
     changed = Signal(object)  # frozenset of the names above
 
 
@@ -75,6 +77,14 @@ class PlaygroundModel:
         self.status = ""
         self.saturation = ""
         self.heads_info = ""
+        self.heads_banner = ""
+        """What heads > 1 mean for the Steps view, with a link to the Multi-head tab ("" with one head)."""
+        self.flow: dict[str, str] = {}
+        """Per step: the arrow into its map (source, operation, note), Q/K/V named where they enter."""
+        self.shared_range = True
+        """Whether ①–③ share one colour range (view state, not undoable: it changes no number)."""
+        self.colours = StepColours()
+        """The colour levels of each step map and the note on its colour bar (``app.models.colour_range``)."""
         self.device_note = ""
         """Why the device changed by itself (a GPU failed and the CPU took over); "" when it did not."""
         self._device_changed = False
@@ -279,6 +289,12 @@ class PlaygroundModel:
         self.pinned = (view, int(row), int(col))
         self._commit({"pinned"})
 
+    def set_shared_range(self, shared: bool) -> None:
+        """Share one colour range across ① scores, ② scaled and ③ masked (True), or give each its own."""
+        if bool(shared) != self.shared_range:
+            self.shared_range = bool(shared)
+            self._commit({"colours"})
+
     def unpin(self) -> None:
         if self.pinned is not None:
             self.pinned = None
@@ -391,8 +407,12 @@ class PlaygroundModel:
             self.status = text.status_text(res)
             self.saturation = text.saturation_html(st, res)
             self.heads_info = text.heads_info_html(st)
+            self.heads_banner = text.heads_banner_html(st)
+            self.flow = text.flow_html(st, res)
             if "matrices" in fields and not matrices:
                 matrices = frozenset(st.matrices)
+        if fields & {"result", "colours"}:
+            self.colours = step_colours(self._computation.steps, self.shared_range, previous=self.colours)
         if self._device_changed:
             self._device_changed = False
             fields.add("device")
@@ -413,7 +433,7 @@ class PlaygroundModel:
                 fields.add("explanation")
         ev = self.events
         for name in ("mode", "dims", "tokens", "matrices", "scale", "mask", "heads", "device", "devices", "preset",
-                     "story", "result", "pinned", "hovered", "explanation"):
+                     "story", "result", "colours", "pinned", "hovered", "explanation"):
             if name in fields:
                 if name == "matrices":
                     ev.matrices.emit(matrices)

@@ -23,6 +23,33 @@ MASK_HINTS = {"none": "Every query sees every key.",
               "padding": "Untick a key to mark it as padding: no query may attend to it.",
               "custom": "Click a cell in ③ Masked or ④ Weights to block or unblock it."}
 SUMMARY_ROWS = 4
+STEP_MARKS = dict(zip(("scores", "scaled", "masked", "weights", "output"), "①②③④⑤"))
+"""The on-screen number of each step (exports spell steps out instead: no circled digits in a file's title)."""
+STEP_OPERATIONS = {"scores": "Q·Kᵀ", "scaled": "× {scale}", "masked": "+ mask", "weights": "softmax", "output": "· V"}
+"""The operation that makes each step from the one before: the words on the arrows of the Steps view and of the
+exported pipeline figure (app/views/pipeline_figure.py), written once here."""
+STEP_INPUTS = {"scores": ("Q", "K"), "output": ("V",)}
+"""The inputs that enter the flow at a step (beside the previous step)."""
+BLOCKED_NOTE = "−∞ where blocked"
+STEP_NOTES = {"weights": "each row sums to 1", "output": "weighted sum"}
+
+
+def no_mask_note(previous: str = "") -> str:
+    """What ③ says when no cell is blocked: it is the previous map unchanged."""
+    return "no mask: same" + (f" as {previous}" if previous else "")
+
+
+def step_operations(scale: float, scale_note: str, n_blocked: int, previous: str = "") -> dict[str, tuple[str, str]]:
+    """Per step after the first: (operation, note) for the arrow that leads into it. ``scale_note`` explains the
+    scale ("= 1/√4", "unscaled"); ``previous`` names ② in the no-mask note ("" in an export: "no mask: same")."""
+    return {
+        "scaled": (STEP_OPERATIONS["scaled"].format(scale=f"{scale:.3g}"), scale_note),
+        "masked": (STEP_OPERATIONS["masked"],
+                   f"{BLOCKED_NOTE} ({n_blocked} cell{'s' if n_blocked != 1 else ''}, hatched)" if n_blocked
+                   else no_mask_note(previous)),
+        "weights": (STEP_OPERATIONS["weights"], STEP_NOTES["weights"]),
+        "output": (STEP_OPERATIONS["output"], STEP_NOTES["output"]),
+    }
 
 
 def story_key(state: PlaygroundState) -> tuple[object, ...]:
@@ -76,6 +103,44 @@ def step_captions(state: PlaygroundState, result: Result) -> dict[str, str]:
         else "each row sums to 1 (Σ at the right), blocked rows to 0",
         "output": "each row: weighted average of V's rows",
     }
+
+
+def flow_html(state: PlaygroundState, result: Result) -> dict[str, str]:
+    """Per step: the arrow that leads into its map, "from ─ operation ─▶ note", with Q, K (into ①) and V (into ⑤)
+    named where they enter, so the Steps view reads as one flow whatever way its maps are laid out. One line each:
+    what the caption under the map already says (row sums, weighted average) is not repeated."""
+    s = result.steps
+    n_blocked = 0 if s.mask is None else int((~s.mask).sum())
+    scale_note = ("unscaled" if s.scale == 1.0 else f"= 1/√{state.dims['d_k']}" if state.scale_mode == "sqrt"
+                  else "custom")
+    ops = step_operations(s.scale, scale_note, n_blocked, previous=STEP_MARKS["scaled"])
+    lq, lk, d_k, d_v = s.scores.shape[0], s.scores.shape[1], s.q.shape[-1], s.v.shape[-1]
+
+    def arrow(source: str, op: str, note: str = "") -> str:
+        return f"{source} ─<b>{op}</b>─▶" + (f" <i>{note}</i>" if note else "")
+
+    flow = {"scores": arrow(f"<b>Q</b> {lq}×{d_k}, <b>K</b> {lk}×{d_k}", STEP_OPERATIONS["scores"])}
+    names = list(STEP_MARKS)
+    for prev, name in zip(names, names[1:]):
+        op, note = ops[name]
+        if name in STEP_INPUTS:  # V enters here
+            note = ", ".join(f"<b>{v}</b> {lk}×{d_v} enters" for v in STEP_INPUTS[name])
+        elif name not in ("scaled", "masked"):
+            note = ""
+        flow[name] = arrow(STEP_MARKS[prev], op, note)
+    return flow
+
+
+def heads_banner_html(state: PlaygroundState) -> str:
+    """What the heads do, for the Steps view ("" with one head): the steps there are one head over all of d_k;
+    the split is drawn on the Multi-head tab (the link's href is ``multihead``)."""
+    h = state.num_heads
+    if h <= 1:
+        return ""
+    d_k, d_v = state.dims["d_k"], state.dims["d_v"]
+    return (f"<b>Heads = {h}</b>: these steps are attention with <i>one</i> head over all d_k = {d_k} columns. "
+            f"With {h} heads each head attends with its own {d_k // h} columns of Q and K (and {d_v // h} of V), "
+            f"and W_O joins their outputs: <a href='multihead'>see the {h} heads in the Multi-head tab →</a>")
 
 
 def status_text(result: Result) -> str:
@@ -152,5 +217,6 @@ def plain_text(html: str) -> str:
     return html_lib.unescape(text).strip()
 
 
-__all__ = ["fmt", "heads_tooltip", "plain_text", "result_summary", "saturation_html", "scale_text", "status_text",
-           "step_captions", "story_key", "story_text", "time_text", "MASK_HINTS"]
+__all__ = ["BLOCKED_NOTE", "MASK_HINTS", "STEP_MARKS", "STEP_OPERATIONS", "flow_html", "fmt", "heads_banner_html",
+           "heads_tooltip", "no_mask_note", "plain_text", "result_summary", "saturation_html", "scale_text",
+           "status_text", "step_captions", "step_operations", "story_key", "story_text", "time_text"]

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
+    QGridLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QRadioButton,
     QSlider,
@@ -30,6 +30,7 @@ from ..models.playground import PlaygroundModel
 from ..models.playground_text import MASK_HINTS, heads_tooltip, scale_text, time_text
 
 SLIDER_STEPS = 200  # custom scale slider: log-spaced from 0.01 to 10
+PADDING_COLUMNS = 3  # padding check boxes per row
 
 
 def slider_to_scale(pos: int) -> float:
@@ -80,7 +81,8 @@ class ControlsPanel(QWidget):
         self.mask_combo.currentIndexChanged.connect(lambda _i: self._on_mask_chosen())
         ml.addWidget(self.mask_combo)
         self.padding_row = QWidget()
-        self.padding_layout = QHBoxLayout(self.padding_row)
+        # a grid, PADDING_COLUMNS to a row: in one row, 5 keys overlapped ("satsa", "✓ k3") or widened the column
+        self.padding_layout = QGridLayout(self.padding_row)
         self.padding_layout.setContentsMargins(0, 0, 0, 0)
         self.padding_boxes: list[QCheckBox] = []
         ml.addWidget(self.padding_row)
@@ -97,6 +99,11 @@ class ControlsPanel(QWidget):
         self.heads_spin.setKeyboardTracking(False)
         self.heads_spin.valueChanged.connect(self._on_heads_chosen)
         fl.addRow("Heads", self.heads_spin)
+        self.heads_error = QLabel()  # a refused head count is said here, next to the control that asked for it
+        self.heads_error.setObjectName("errorLabel")
+        self.heads_error.setWordWrap(True)
+        self.heads_error.hide()
+        fl.addRow(self.heads_error)
         self.device_combo = QComboBox()
         self.device_combo.addItem("cpu")
         self.device_combo.setToolTip("Where attention is computed (CUDA appears when a GPU is present)")
@@ -148,9 +155,17 @@ class ControlsPanel(QWidget):
                 self.show_state()  # refused: the combo goes back to the model's mask
 
     def _on_heads_chosen(self, h: int) -> None:
-        if not self._updating and h != self.model.num_heads:
-            if not self.edits.apply(f"{h} heads", lambda m: m.set_heads(h)):
-                self.show_state()
+        """Ask for ``h`` heads. A refusal is shown under the Heads box (``on_refused``), not in the left column's
+        error line that ``UndoableEdits.refused`` feeds; nothing is changed or pushed."""
+        if self._updating or h == self.model.num_heads:
+            return
+        refusal: list[str] = []
+        self.edits.apply(f"{h} heads", lambda m: m.set_heads(h), on_refused=refusal.append)
+        if refusal:
+            self.show_state()  # the spin box goes back to the model's count
+        self.heads_error.setText(f"⚠ {refusal[0]}" if refusal else "")
+        if self.heads_error.isHidden() == bool(refusal):
+            self.heads_error.setVisible(bool(refusal))
 
     def _on_device_chosen(self, device: str) -> None:
         if not self._updating and device and device != self.model.device:
@@ -180,6 +195,7 @@ class ControlsPanel(QWidget):
             self._show_padding()
             self.mask_hint.setText(MASK_HINTS[state.mask_mode])
             self.heads_spin.setValue(state.num_heads)
+            self.heads_error.hide()  # the model moved on: an old refusal no longer describes the control
             self.heads_spin.setToolTip(heads_tooltip(state))
             devices = self.model.devices
             if [self.device_combo.itemText(i) for i in range(self.device_combo.count())] != devices:
@@ -207,7 +223,7 @@ class ControlsPanel(QWidget):
             for j, tok in enumerate(state.key_tokens):
                 b = QCheckBox(tok)
                 b.toggled.connect(lambda _on, j=j: self._on_padding_toggled(j))
-                self.padding_layout.addWidget(b)
+                self.padding_layout.addWidget(b, *divmod(j, PADDING_COLUMNS))
                 self.padding_boxes.append(b)
         for b, keep in zip(self.padding_boxes, state.padding_keep):
             with QSignalBlocker(b):

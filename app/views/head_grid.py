@@ -26,6 +26,7 @@ from attention_core.masks import causal_mask
 from ..theme import LIGHT, ThemeColors, colors_for, span, style_label, style_plot, style_view
 from .head_grid_overlay import MapOverlay
 from .heatmap import colormap
+from .heatmap_style import let_title_overflow
 
 
 class _Cell:
@@ -57,7 +58,8 @@ class _Cell:
             self.plot.hideAxis("left")
         self.plot.setMinimumSize(60, 60)
         self.stats = pg.LabelItem(justify="center", size="8pt")
-        self.stats.setMinimumWidth(40)
+        let_title_overflow(self.stats)  # its text width was each column's minimum: 4 heads needed ~590 px
+        self.compact = False  # narrow maps: the numbers on three short lines instead of two long ones
         self.spark = pg.PlotItem()
         self.spark.setMenuEnabled(False)
         self.spark.setMouseEnabled(x=False, y=False)
@@ -109,7 +111,9 @@ class _Cell:
         if numbers is None:
             return
         c, (rev, ent, foc) = self.colors, numbers
-        text = f"{span(f'rev {rev:.2f}', c.orange)} · {span(f'focus {foc:.2f}', c.blue)}<br>entropy {ent:.2f} nats"
+        sep = "<br>" if self.compact else " · "
+        rev_focus = f"{span(f'rev {rev:.2f}', c.orange)}{sep}{span(f'focus {foc:.2f}', c.blue)}"
+        text = f"{rev_focus}<br>entropy {ent:.2f}{'' if self.compact else ' nats'}"
         if text != self.stats_text:
             self.stats_text = text
             self.stats.setText(text, size="8pt")
@@ -213,6 +217,9 @@ class HeadGrid(QWidget):
     def _retitle(self) -> None:
         for (li, h), c in self._cells.items():
             c.plot.setTitle(self._title(li, h, (li, h) in self._disabled), size="9pt")
+            if c.compact != self._short_titles:  # the numbers under the map follow the titles' width
+                c.compact = self._short_titles
+                c.show_numbers(c.numbers)
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)

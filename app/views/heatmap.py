@@ -11,7 +11,7 @@ numbers, hatching and highlights painted over the cells), ``heatmap_style`` (col
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,20 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 
 from ..rendering import check_heatmap, full_title, write_heatmap_csv
+from .export_button import heatmap_export_button
 from .heatmap_axes import MAX_LABEL_CHARS, MIN_TICK_PT, elide, update_row_sums, update_ticks
 from .heatmap_cells import MINUS, CellOverlay, format_value
 from .heatmap_export import ask_export_path, export_menu, suggested_filename, write_heatmap_image
-from .heatmap_style import AXES, KINDS, apply_plot_theme, colormap, let_title_overflow, levels_for, title_color
+from .heatmap_style import (
+    AXES,
+    KINDS,
+    apply_plot_theme,
+    colormap,
+    let_title_overflow,
+    levels_for,
+    show_range_note,
+    title_color,
+)
 
 __all__ = ["HeatmapWidget", "write_heatmap_file", "colormap", "levels_for", "format_value", "elide", "KINDS",
            "MINUS", "MAX_LABEL_CHARS", "MIN_TICK_PT", "CellOverlay"]
@@ -39,6 +49,8 @@ class HeatmapWidget(QWidget):
 
     cellHovered = Signal(int, int)
     cellClicked = Signal(int, int)
+    doubleClicked = Signal()
+    """A left double-click on the map (presentation mode shows the map alone: ``app.presentation``)."""
     exported = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, title: str = "", dark: bool = False,
@@ -55,12 +67,16 @@ class HeatmapWidget(QWidget):
         self._row_sums = False
         self._col_tick_pt: float | None = None
         self._levels: tuple[float, float] | None = None
+        self._range_note = ""
         self._stride_r = 1
         self._tick_size: tuple[int, int] | None = None
         self._hover = (-1, -1)
         self._current: tuple[int, int] | None = None
         self._dark = dark
         self.export_dir = ""  # where the export dialog starts; the window sets it from the settings
+        self.export_extras: Callable[[], dict[str, Any]] | None = None
+        """Keyword overrides for ``write_heatmap_file`` at export time (``title``, ``context``, ``colorbar_label``):
+        the view that owns the map knows the setting a file must name (``app.views.export_button``)."""
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -99,15 +115,18 @@ class HeatmapWidget(QWidget):
         self.apply_theme(dark)
         if title:
             self.plot.setTitle(title)
+        self.export_button = heatmap_export_button(self) if context_menu else None
 
     # ---------------------------------------------------------------- data
     def set_data(self, values: Any, row_labels: Sequence[str], col_labels: Sequence[str], *,
                  blocked: Any = None, kind: str = "signed", title: str = "", row_title: str | None = None,
-                 col_title: str | None = None, row_sums: bool | None = None) -> None:
+                 col_title: str | None = None, row_sums: bool | None = None,
+                 levels: tuple[float, float] | None = None) -> None:
         """Show ``values`` (rows x cols). ``blocked``: optional bool array, True = blocked cell (hatched).
 
         ``kind="weights"`` fixes levels to [0, 1] and shows row sums on the right; ``"signed"`` uses
-        symmetric levels around 0. Cheap enough to call on every edit.
+        symmetric levels around 0. ``levels``: the colour range a model decided (the Steps view's shared,
+        stable ranges); None: ``levels_for`` this map alone. Cheap enough to call on every edit.
         """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -131,7 +150,7 @@ class HeatmapWidget(QWidget):
         if kind != self._kind:
             self._kind = kind
             self.colorbar.setColorMap(colormap(kind))
-        levels = levels_for(vals, kind)
+        levels = levels_for(vals, kind) if levels is None else (float(levels[0]), float(levels[1]))
         if levels != self._levels:
             self._levels = levels
             self.colorbar.setLevels(values=levels)
@@ -182,6 +201,15 @@ class HeatmapWidget(QWidget):
     def levels(self) -> tuple[float, float]:
         return self._levels or (0.0, 1.0)
 
+    def range_note(self) -> str:
+        return self._range_note
+
+    def set_range_note(self, note: str) -> None:
+        """The words along the colour bar about its range ("shared ①②③ ±2", "⚠ range changed")."""
+        if note != self._range_note:
+            self._range_note = note
+            show_range_note(self.colorbar, note, self._dark)
+
     def set_title(self, title: str) -> None:
         self._title = title
         self.plot.setTitle(title, color=title_color(self._dark), size="11pt")
@@ -221,6 +249,8 @@ class HeatmapWidget(QWidget):
         apply_plot_theme(self.graphics, self.plot, self.colorbar, dark)
         if self._title:
             self.set_title(self._title)
+        if self._range_note:
+            show_range_note(self.colorbar, self._range_note, dark)
         if self._row_title:
             self.plot.setLabel("left", self._row_title)
         if self._col_title:
@@ -279,6 +309,9 @@ class HeatmapWidget(QWidget):
     def _on_mouse_clicked(self, event: Any) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
             return
+        if event.double():
+            self.doubleClicked.emit()
+            return
         cell = self.cell_at_scene(event.scenePos())
         if cell != (-1, -1):
             self._current = cell
@@ -333,10 +366,13 @@ class HeatmapWidget(QWidget):
         return path
 
     def export(self, path: str | Path) -> None:
-        """Write this heatmap's data as PNG, SVG or CSV (by suffix), as ``app.export.export_heatmap`` does."""
-        write_heatmap_file(path, self._values, self._row_labels, self._col_labels, self._title or "heatmap",
-                           blocked=self._blocked, kind=self._kind, row_title=self._row_title,
-                           col_title=self._col_title, col_groups=self.overlay.col_groups)
+        """Write this heatmap's data as PNG, SVG, PDF or CSV (by suffix), as ``app.export.export_heatmap`` does,
+        titled with the context ``export_extras`` gives."""
+        extras = dict(self.export_extras()) if self.export_extras is not None else {}
+        write_heatmap_file(path, self._values, self._row_labels, self._col_labels,
+                           extras.pop("title", None) or self._title or "heatmap", blocked=self._blocked,
+                           kind=self._kind, row_title=self._row_title, col_title=self._col_title,
+                           col_groups=self.overlay.col_groups, **extras)
         self.exported.emit(str(path))
 
 

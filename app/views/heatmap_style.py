@@ -7,6 +7,8 @@
   it reads in greyscale and for every kind of colour blindness; CET-D1A runs blue → white → red, the two hues a
   red-green colour-blind viewer still tells apart (tests/app/test_theme.py simulates it). The maps do not change
   with the theme: a colour means the same number on screen, in an export and in a screenshot.
+- A view may pass levels decided by its model instead (the Steps view: ``app.models.colour_range`` shares one
+  range across ①–③ and keeps it stable across edits); ``levels_for`` is the default for every other map.
 - The plot around the map (background, axes, colour bar, title) follows the theme through ``app.theme``.
 """
 
@@ -18,6 +20,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from ..models.colour_range import MIN_LEVEL as MIN_LEVEL  # one threshold for the model's ranges and these
 from ..theme import AXES as AXES  # re-exported: app/views/heatmap.py lays out every axis
 from ..theme import colors_for, style_plot, style_view
 
@@ -35,8 +38,6 @@ def colormap(kind: str) -> Any:
     return _CMAPS[kind]
 
 
-MIN_LEVEL = 1e-100
-"""Below this largest magnitude a signed map is coloured as if it were all zeros (levels ±1)."""
 
 
 def levels_for(values: np.ndarray, kind: str) -> tuple[float, float]:
@@ -88,3 +89,13 @@ def let_title_overflow(label: Any) -> None:
         label.updateGeometry()
 
     label.updateMin = update_min
+
+
+def show_range_note(colorbar: Any, note: str, dark: bool) -> None:
+    """Write ``note`` (e.g. "shared ①②③ ±2", "⚠ range changed") along a colour bar, on the side away
+    from its numbers; "" hides it. The model words the note; this only places it."""
+    axis = colorbar.getAxis("left")
+    if note:
+        axis.setLabel(note, color=colors_for(dark).text, **{"font-size": "8pt"})
+        axis.setStyle(showValues=False)
+    axis.showLabel(bool(note))

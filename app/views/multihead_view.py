@@ -15,6 +15,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ..models.playground import PlaygroundModel
+from .export_button import playground_context
 from .frame import RedrawWhenShown
 from .heatmap import HeatmapWidget
 
@@ -28,6 +29,8 @@ class MultiHeadView(RedrawWhenShown, QWidget):
 
     cellHovered = Signal(str, int, int)
     cellClicked = Signal(str, int, int)
+    mapDoubleClicked = Signal(str)
+    """A map's name, on a double-click (presentation mode shows that map alone)."""
 
     def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -78,6 +81,8 @@ class MultiHeadView(RedrawWhenShown, QWidget):
     def _connect(self, hm: HeatmapWidget, name: str) -> None:
         hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
         hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
+        hm.doubleClicked.connect(lambda v=name: self.mapDoubleClicked.emit(v))
+        hm.export_extras = lambda: {"context": playground_context(self.model)}  # its Export button names the setting
 
     def named_heatmaps(self) -> dict[str, HeatmapWidget]:
         """Every map by the name its signals and highlights use."""

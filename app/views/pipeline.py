@@ -6,21 +6,70 @@ shown again), outlines on ``explanation``, marks the pinned cell on ``pinned``. 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from attention_core import STEP_NAMES, STEP_TITLES
 
 from ..models.playground import STEP_VIEWS, PlaygroundModel
+from .flow_arrows import FlowArrow
 from .frame import RedrawWhenShown
-from .heatmap import HeatmapWidget
+from .heatmap import HeatmapWidget, format_value
 
 STEPS = STEP_VIEWS
 TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
+MAP_MIN = (150, 130)
+"""Each step map's minimum size (w, h): small enough that the Playground fits a 1000 px window, large enough for
+a 3 × 3 map's numbers. Smaller cells than the numbers need get the ``SMALL_NOTE`` under the map instead."""
+SMALL_NOTE = "too small for numbers: hover a cell"
+MAP_CHROME_W = 100
+"""What a map's width spends outside its cells: query labels and the colour bar with its label (px)."""
+COLUMN_CHOICES = (5, 3, 2)
+"""How many maps per row the reflow may pick (5: one row; 3: the 3 + 2 grid; 2: 2 + 2 + 1)."""
+
+
+def best_columns(width: int, height: int, shape: tuple[int, int] = (1, 1), extra: int = 0) -> int:
+    """The number of maps per row that gives the cells the most room: one row when the view is wide and short,
+    the 3 + 2 grid on most screens, 2 + 2 + 1 when it is tall and narrow. Only layouts whose maps keep their
+    minimum size take part (3 always does: the view's minimum width is three maps); ``extra`` is the height each
+    map's box adds (arrow line, caption)."""
+    rows_n, cols_n = max(shape[0], 1), max(shape[1], 1)
+
+    def cell(columns: int) -> float:
+        lines = math.ceil(len(STEPS) / columns)
+        w, h = width / columns, height / lines
+        if columns != 3 and (w < MAP_MIN[0] or h < MAP_MIN[1] + extra):
+            return -math.inf
+        return min((w - MAP_CHROME_W) / cols_n, (h - extra) / rows_n)  # the side of a square cell that fits
+
+    # the 3 + 2 grid is the reading layout the lessons show: leave it only for cells clearly (15 %) bigger
+    return max(COLUMN_CHOICES, key=lambda c: (cell(c) * (1.15 if c == 3 else 1.0), c == 3))
+
+
+def numbers_fit(hm: HeatmapWidget) -> bool:
+    """Whether ``hm``'s cells are big enough for its numbers, by the rule its overlay paints them with
+    (``heatmap_cells.CellOverlay.paint``: cells ≥ 14 × 11 px and the widest number fits at 6.5 pt)."""
+    vals = hm.values()
+    if vals.size == 0:
+        return True
+    rect = hm.plot.getViewBox().sceneBoundingRect()
+    cw, ch = rect.width() / vals.shape[1], rect.height() / vals.shape[0]
+    if cw < 14 or ch < 11:
+        return False
+    font = QFont(hm.font())
+    font.setPointSizeF(6.5)
+    fm = QFontMetricsF(font)
+    widest = max(fm.horizontalAdvance(format_value(v)) for v in vals.ravel().tolist())
+    return widest <= cw - 3 and fm.height() <= ch
 
 
 class PipelineView(RedrawWhenShown, QWidget):
-    """Five heatmaps in a 3 + 2 grid so each stays readable at 1280×800."""
+    """Five heatmaps that reflow with the view's size (``best_columns``): one row, the 3 + 2 grid or 2 + 2 + 1,
+    whichever gives the cells the most room; a map too small for its numbers says so under it."""
 
     cellHovered = Signal(str, int, int)
     cellClicked = Signal(str, int, int)
@@ -28,14 +77,21 @@ class PipelineView(RedrawWhenShown, QWidget):
     def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
-        grid = QGridLayout(self)
+        self.grid = grid = QGridLayout(self)
         grid.setContentsMargins(2, 2, 2, 2)
         grid.setSpacing(4)
         self.heatmaps: dict[str, HeatmapWidget] = {}
         self.captions: dict[str, QLabel] = {}
-        for n, name in enumerate(STEPS):
+        self.arrows: dict[str, FlowArrow] = {}
+        self.boxes: list[QWidget] = []
+        self.columns = 0
+        self.small: set[str] = set()  # the maps whose cells are too small for numbers just now
+        self._notes_timer = QTimer(self)
+        self._notes_timer.setSingleShot(True)
+        self._notes_timer.timeout.connect(self._update_notes)
+        for name in STEPS:
             hm = HeatmapWidget(title=TITLES[name])
-            hm.setMinimumSize(200, 170)
+            hm.setMinimumSize(*MAP_MIN)
             hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
             hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
             cap = QLabel()
@@ -46,21 +102,66 @@ class PipelineView(RedrawWhenShown, QWidget):
             v = QVBoxLayout(box)
             v.setContentsMargins(0, 0, 0, 0)
             v.setSpacing(0)
+            self.arrows[name] = FlowArrow(name)  # the arrow into this map, with its operation
+            v.addWidget(self.arrows[name])
             v.addWidget(hm, 1)
             v.addWidget(cap)
-            # a 6-column grid: row 0 holds scores, scaled, masked (2 columns each); row 1 weights and output (3 each)
-            row, col, span = (0, 2 * n, 2) if n < 3 else (1, 3 * (n - 3), 3)
-            grid.addWidget(box, row, col, 1, span)
+            self.boxes.append(box)
             self.heatmaps[name] = hm
             self.captions[name] = cap
-        for c in range(6):
-            grid.setColumnStretch(c, 1)
-        grid.setRowStretch(0, 1)
-        grid.setRowStretch(1, 1)
+        self.place(3)
+        # fixed, not the grid's: one row of five would otherwise raise the window's minimum width, and three
+        # rows its minimum height, so the window could never shrink back to where the reflow gives them up
+        box_h = max(b.minimumSizeHint().height() for b in self.boxes) + 2 * self.fontMetrics().lineSpacing()
+        self.setMinimumSize(3 * MAP_MIN[0] + 2 * 4 + 4, 2 * box_h + 4 + 4)  # (+ a two-line caption each)
         model.events.result.connect(self.request_redraw)
+        model.events.colours.connect(self.request_redraw)
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
         self.redraw()
+
+    # ---------------------------------------------------------------- reflow
+    def place(self, columns: int) -> None:
+        """Lay the five maps out ``columns`` to a row, in reading order. The grid has 6 (or 10, 15...) columns so
+        a short last row's maps share the width evenly: 3 + 2 is 2 grid columns each above, 3 each below."""
+        if columns == self.columns:
+            return
+        self.columns = columns
+        grid = self.grid
+        for box in self.boxes:
+            grid.removeWidget(box)
+        lines = math.ceil(len(self.boxes) / columns)
+        last = len(self.boxes) - (lines - 1) * columns
+        units = math.lcm(columns, last)
+        for n, box in enumerate(self.boxes):
+            row, col = divmod(n, columns)
+            span = units // (last if row == lines - 1 else columns)
+            grid.addWidget(box, row, col * span, 1, span)
+        for c in range(max(grid.columnCount(), units)):
+            grid.setColumnStretch(c, 1 if c < units else 0)
+        for r in range(max(grid.rowCount(), lines)):
+            grid.setRowStretch(r, 1 if r < lines else 0)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        extra = max(box.minimumSizeHint().height() - hm.minimumHeight()
+                    for box, hm in zip(self.boxes, self.heatmaps.values()))
+        self.place(best_columns(self.width(), self.height(), self.model.result.weights.shape, extra))
+        self._notes_timer.start(0)  # after the layout has given the maps their new sizes
+
+    def _update_notes(self) -> None:
+        """Under a map whose cells cannot hold its numbers: say so, and that hovering shows them."""
+        small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}
+        if small != self.small:
+            self.small = small
+            self._show_captions()
+
+    def _show_captions(self) -> None:
+        for name, cap in self.captions.items():
+            text = self.model.captions.get(name, "")
+            if name in self.small:
+                text = f"{text} · {SMALL_NOTE}" if text else SMALL_NOTE
+            cap.setText(text)
 
     def set_dark(self, dark: bool) -> None:
         for hm in self.heatmaps.values():
@@ -75,16 +176,20 @@ class PipelineView(RedrawWhenShown, QWidget):
         q, k = m.state.query_tokens, m.state.key_tokens
         blocked = None if s.mask is None else ~s.mask
         hm = self.heatmaps
+        lv = m.colours.levels  # the model's ranges: ①–③ shared (by default) and stable across edits
         # axis titles only on the first map of each row: the others share its axes, and the space goes to cells
-        hm["scores"].set_data(s.scores, q, k, kind="signed", row_title="query", col_title="key")
-        hm["scaled"].set_data(s.scaled, q, k, kind="signed")
-        hm["masked"].set_data(s.masked, q, k, blocked=blocked, kind="signed")
+        hm["scores"].set_data(s.scores, q, k, kind="signed", row_title="query", col_title="key", levels=lv["scores"])
+        hm["scaled"].set_data(s.scaled, q, k, kind="signed", levels=lv["scaled"])
+        hm["masked"].set_data(s.masked, q, k, blocked=blocked, kind="signed", levels=lv["masked"])
         hm["weights"].set_data(s.weights, q, k, blocked=blocked, kind="weights", row_title="query",
                                col_title="key")
         hm["output"].set_data(s.output, q, [f"v{j}" for j in range(s.output.shape[1])], kind="signed",
-                              col_title="value dimension")
-        for name, cap in self.captions.items():
-            cap.setText(m.captions.get(name, ""))
+                              col_title="value dimension", levels=lv["output"])
+        for name in STEPS:
+            hm[name].set_range_note(m.colours.notes.get(name, ""))
+            self.arrows[name].set_html(m.flow.get(name, ""))
+        self.small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}  # at today's sizes
+        self._show_captions()
         self._on_explanation()
         self._on_pinned()
 

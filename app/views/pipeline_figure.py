@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWi
 
 from attention_core import STEP_NAMES, AttentionSteps
 
+from ..models.playground_text import STEP_INPUTS, STEP_OPERATIONS, step_operations
 from ..rendering import ExportContext, colorbar_label, full_title, scale_text, step_title, title_html
 from .heatmap import HeatmapWidget
 from .heatmap_export import label_colorbar, title_width
@@ -127,17 +128,12 @@ class PipelineFigure(QWidget):
         grid.addLayout(inputs, 0, 0, 1, 5, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom)
         grid.addWidget(add_map("v", "V (values)", steps.v, k_tok, vdims, row_title="key", col_title="value dim"),
                        0, 8, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom)
-        grid.addWidget(_down("Q·Kᵀ"), 1, 0)
-        grid.addWidget(_down("V"), 1, 8)
+        grid.addWidget(_down(STEP_OPERATIONS["scores"]), 1, 0)
+        grid.addWidget(_down(STEP_INPUTS["output"][0]), 1, 8)
 
         # "0.5 = 1/√4" -> "= 1/√4" under "× 0.5"; a scale of 1 says it changes nothing
         scale_note = "unscaled" if steps.scale == 1.0 else scale_text(steps.scale, d_k).partition(" ")[2]
-        ops = {
-            "scaled": (f"× {steps.scale:.3g}", scale_note),
-            "masked": ("+ mask", "no mask: same" if blocked is None or not blocked.any() else "−∞ where blocked"),
-            "weights": ("softmax", "each row sums to 1"),
-            "output": ("· V", "weighted sum"),
-        }
+        ops = step_operations(steps.scale, scale_note, 0 if blocked is None else int(blocked.sum()))
         for n, name in enumerate(STEP_NAMES):
             values = getattr(steps, name)
             if name == "output":

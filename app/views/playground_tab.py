@@ -6,8 +6,10 @@ map follow the model's events. A click in ③ or ④ with the custom mask also t
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from ..commands import UndoableEdits
 from ..models.explain import EXPLAIN_HINT
@@ -16,18 +18,19 @@ from .controls import ControlsPanel
 from .inputs_panel import InputsPanel, set_visible
 from .multihead_view import MultiHeadView
 from .pipeline import PipelineView
-
-
-def _scroll(widget: QWidget, min_width: int) -> QScrollArea:
-    area = QScrollArea()
-    area.setWidgetResizable(True)
-    area.setWidget(widget)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    area.setMinimumWidth(min_width)
-    return area
+from .side_panel import SideScroll
+from .steps_header import HeadsBanner, SharedRangeToggle
 
 
 class PlaygroundTab(QSplitter):
+    """Three columns in a splitter: the side columns are as wide as their content needs (never clipped) and
+    collapse when dragged shut (the window keeps the splitter's state in QSettings); the centre takes the rest.
+
+    Narrower than ``NARROW`` px (a 1024 px laptop), the inputs and the controls share the left column as two tabs:
+    with both columns open the five maps got ~150 px each, too little for a 3 × 3 map's numbers."""
+
+    NARROW = 1150
+
     def __init__(self, model: PlaygroundModel, edits: UndoableEdits, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model, self.edits = model, edits
@@ -49,6 +52,13 @@ class PlaygroundTab(QSplitter):
         self.view_tabs.addTab(self.pipeline, "Steps")
         self.view_tabs.addTab(self.multihead, "Multi-head")
         self.view_tabs.currentChanged.connect(self._on_view_changed)
+        # the Steps view's own switches: the colour-range option in the tab bar's corner (no height taken), the
+        # heads banner above the maps while the Steps view is shown and Heads > 1 (its link opens Multi-head)
+        self.shared_range = SharedRangeToggle(model)
+        self.view_tabs.setCornerWidget(self.shared_range, Qt.Corner.TopRightCorner)
+        self.heads_banner = HeadsBanner(model)
+        self.heads_banner.openMultiHead.connect(lambda: self.view_tabs.setCurrentWidget(self.multihead))
+        cv.addWidget(self.heads_banner)
         cv.addWidget(self.view_tabs, 1)
         self.explain_label = QLabel(EXPLAIN_HINT)
         self.explain_label.setObjectName("explainLabel")
@@ -57,9 +67,17 @@ class PlaygroundTab(QSplitter):
         self.explain_label.setMinimumHeight(64)
         cv.addWidget(self.explain_label)
         self.controls = ControlsPanel(model, edits)
-        self.addWidget(_scroll(self.inputs, 290))
+        self.inputs_scroll, self.controls_scroll = SideScroll(self.inputs), SideScroll(self.controls)
+        self.side_tabs = QTabWidget()  # the left column when narrow: Inputs | Controls
+        self.side_tabs.setDocumentMode(True)
+        self._park = center  # while wide, the unused tab widget waits here, hidden: always in the window's tree,
+        self._park_side_tabs()  # so it is deleted with it (never left to PySide's exit hook, see app/qt_compat)
+        self.narrow = False
+        self.addWidget(self.inputs_scroll)
         self.addWidget(center)
-        self.addWidget(_scroll(self.controls, 215))
+        self.addWidget(self.controls_scroll)
+        self.setChildrenCollapsible(True)
+        self.setCollapsible(1, False)
         self.setStretchFactor(1, 1)
         self.setSizes([310, 740, 230])
         model.events.story.connect(self._show_story)
@@ -67,7 +85,40 @@ class PlaygroundTab(QSplitter):
         self._show_story()
         self._show_explanation()
 
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.set_narrow(self.width() < self.NARROW)
+
+    def set_narrow(self, narrow: bool) -> None:
+        """Inputs and controls as tabs of one left column (narrow), or as columns left and right of the maps."""
+        if narrow == self.narrow:
+            return
+        self.narrow = narrow
+        left = self.widget(0).width()
+        if narrow:
+            self.replaceWidget(0, self.side_tabs)
+            self.side_tabs.addTab(self.inputs_scroll, "Inputs")
+            self.side_tabs.addTab(self.controls_scroll, "Scale, mask, heads")
+            self.side_tabs.show()
+            self.setSizes([left, self.width() - left])
+        else:
+            self.side_tabs.clear()
+            self.replaceWidget(0, self.inputs_scroll)
+            self._park_side_tabs()
+            self.addWidget(self.controls_scroll)
+            self.inputs_scroll.show()
+            self.controls_scroll.show()
+            self.setSizes([left, self.width() - left - 240, 240])
+        self.setCollapsible(1, False)
+
+    def _park_side_tabs(self) -> None:
+        self.side_tabs.setParent(self._park)
+        self.side_tabs.hide()
+
     def _on_view_changed(self, _index: int) -> None:
+        steps = self.view_tabs.currentWidget() is self.pipeline
+        self.heads_banner.set_active(steps)
+        self.shared_range.setVisible(steps)
         # the cells of the other view are out of sight: nothing of theirs stays pinned or hovered
         self.model.hover(None)
         self.model.unpin()

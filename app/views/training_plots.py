@@ -8,7 +8,8 @@ come apart when the causal mask is off: that is the leak the lesson warns about.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -18,6 +19,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from ..models.training_session import TrainingSession
 from ..theme import LIGHT, ThemeColors, colors_for, style_legend, style_plot, style_view
 from .frame import FrameCoalescer
+
+if TYPE_CHECKING:
+    from ..models.training_history import TrainingHistory
 
 LOSS_TITLE = "Loss (cross-entropy, log scale)"
 ACC_TITLE = "Accuracy: per token and exact sequence"
@@ -209,3 +213,41 @@ class TrainingPlots(QWidget):
 
     def export_item(self) -> Any:
         return self.graphics.ci
+
+
+def write_plots(path: str | Path, history: TrainingHistory, *, shown_step: int, max_step: int,
+                context: str = "") -> str:
+    """The curves as a figure for a file (PNG, SVG or PDF): a fresh ``TrainingPlots`` in the light theme under a
+    title that says what and when (``context``: task, step, accuracy), the shown step marked. The window's own
+    plots are left alone (their theme, their size). Returns the plain title, also in the file's metadata."""
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QLabel
+
+    from ..qt_compat import delete_now
+    from ..rendering import ensure_application, full_title, render_widget, title_html
+
+    ensure_application()
+    title = "Training curves: loss and accuracy"
+    fig = QWidget()
+    pal = fig.palette()
+    pal.setColor(QPalette.ColorRole.Window, QColor("white"))
+    pal.setColor(QPalette.ColorRole.WindowText, QColor("#111111"))
+    fig.setPalette(pal)
+    fig.setAutoFillBackground(True)
+    box = QVBoxLayout(fig)
+    label = QLabel(title_html(title, context, size_pt=9.0))
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    label.setWordWrap(True)
+    plots = TrainingPlots()
+    box.addWidget(label)
+    box.addWidget(plots, 1)
+    try:
+        plots.set_series(history.series(), max_step=max_step, joined=history.complete)
+        plots.set_cursor(shown_step)
+        fig.resize(900, 640)
+        plain = full_title(title, context)
+        render_widget(fig, Path(path), title=plain)
+    finally:
+        delete_now(fig)
+    return plain

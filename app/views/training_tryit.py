@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -25,6 +26,7 @@ from ..models.training_session import TrainingSession
 from ..models.training_tools import TryItResult
 from ..theme import LIGHT, ThemeColors, colors_for, span
 from .heatmap import HeatmapWidget
+from .side_panel import SideScroll
 
 PLACEHOLDER = ("Train (or load) a model, then type a sequence and press Reverse. The model is the one at the step "
                "the grid shows; while training runs, this tab follows the newest step about twice a second.")
@@ -39,8 +41,18 @@ class TryItView(QWidget):
     def __init__(self, session: TrainingSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        layout = QVBoxLayout(self)
+        # the content scrolls when the tab is shorter than it: squeezed, the wrapped explanation was drawn over
+        # the map (a wrapped label's height is not part of the minimum a splitter sees)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        inner = QWidget()
+        outer.addWidget(SideScroll(inner))
+        self._inner = inner
+        inner.installEventFilter(self)
+        layout = QVBoxLayout(inner)
         layout.setContentsMargins(4, 4, 4, 4)
+        # three short rows rather than two long ones: the input gets the column's width (it showed "13 4 6 9"
+        # at 1280 px), the head names fit the combo, and "▶ token by token" sits by the output step it animates
         row = QHBoxLayout()
         self.input = QLineEdit()
         self.input.setPlaceholderText("e.g. 3 7 2 9 4 5")
@@ -52,7 +64,6 @@ class TryItView(QWidget):
         row.addWidget(QLabel("input"))
         row.addWidget(self.input, 1)
         row.addWidget(self.run_button)
-        row.addWidget(self.animate_button)
         layout.addLayout(row)
         self.result_label = QLabel(PLACEHOLDER)
         self.result_label.setWordWrap(True)
@@ -62,16 +73,23 @@ class TryItView(QWidget):
         row2.addWidget(QLabel("attention of"))
         self.head_combo = QComboBox()
         self.head_combo.setToolTip("Which head's attention to show for each output step.")
+        self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.head_combo.setMinimumContentsLength(12)
         row2.addWidget(self.head_combo, 1)
-        row2.addWidget(QLabel("output step"))
+        layout.addLayout(row2)
+        row3 = QHBoxLayout()
+        row3.addWidget(QLabel("output step"))
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
         self.step_slider.setToolTip("Reveal the generation up to this output token.")
-        row2.addWidget(self.step_slider, 2)
-        layout.addLayout(row2)
+        row3.addWidget(self.step_slider, 1)
+        row3.addWidget(self.animate_button)
+        layout.addLayout(row3)
         self.heatmap = HeatmapWidget(title="")
         self.heatmap.set_show_numbers(True)
         self.heatmap.setVisible(False)  # shown with the first result: an empty heatmap says nothing
-        self.heatmap.setMinimumHeight(190)
+        self.heatmap.setMinimumHeight(150)  # 190 pushed the explanation over the map in a 640 px window
+        # no preferred height (480 px) for the scroll area to reserve: the map takes what the tab has left
+        self.heatmap.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         layout.addWidget(self.heatmap, 1)
         self.explain = QLabel()
         self.explain.setWordWrap(True)
@@ -95,6 +113,26 @@ class TryItView(QWidget):
         session.events.run_state.connect(self._on_shape)
         self._on_shape()
         self._on_try_it(session.try_it)
+
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if watched is self._inner and event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
+            self._fit_content()
+        return False
+
+    def _fit_content(self) -> None:
+        """The content's minimum height at its width, wrapped texts included (a layout's own minimum counts a
+        wrapped label as one line), so the scroll area scrolls instead of drawing the text over the map."""
+        lay, width = self._inner.layout(), self._inner.width()
+        m = lay.contentsMargins()
+        items = [lay.itemAt(i) for i in range(lay.count())]
+        items = [it for it in items if not it.isEmpty()]
+        need = m.top() + m.bottom() + lay.spacing() * max(len(items) - 1, 0)
+        for it in items:
+            hfw = it.hasHeightForWidth()
+            need += it.heightForWidth(width - m.left() - m.right()) if hfw else it.minimumSize().height()
+        if self._inner.minimumHeight() != need:
+            self._inner.setMinimumHeight(need)
 
     def submit(self) -> None:
         self.session.try_sequence(self.input.text())

@@ -189,7 +189,8 @@ def test_multi_head_view_matches_core(window):
     np.testing.assert_allclose(window.multihead.concat.values(), ref.concat)
     assert str(parameter_count(8, 2)) in window.multihead.info.text()
     window.controls.heads_spin.setValue(3)  # 8 is not divisible by 3: refused
-    assert window.playground.state.num_heads == 2 and "divide" in window.error_label.text()
+    assert window.playground.state.num_heads == 2 and "divide" in window.controls.heads_error.text()
+    assert window.controls.heads_spin.value() == 2 and "divide" not in window.error_label.text()  # by the control
 
 
 def test_explain_shows_formula_with_numbers(window):

@@ -1,0 +1,40 @@
+"""A side column that scrolls vertically and never clips its content horizontally.
+
+A plain ``QScrollArea`` with the horizontal bar off reports a ~70 px minimum width whatever it holds, so a splitter
+or a narrow window squeezes it below its content and the right edge of every row is cut (the Playground's scale
+slider and Heads/Device fields, the Training set-up's "equence length" once the vertical bar appeared). This one
+asks for its content's minimum width plus the vertical bar's, and asks again whenever the content's layout
+changes (a note or an editor shown), so the columns beside it give way instead.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
+
+
+class SideScroll(QScrollArea):
+    def __init__(self, widget: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setWidget(widget)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        widget.installEventFilter(self)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        inner = self.widget()
+        base = super().minimumSizeHint()
+        if inner is None:
+            return base
+        width = inner.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth()
+        return QSize(max(base.width(), width), base.height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        hint = super().sizeHint()
+        return QSize(max(hint.width(), self.minimumSizeHint().width()), hint.height())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()  # the content's minimum may have changed: let the splitter hear of it
+        return super().eventFilter(watched, event)
