@@ -26,7 +26,7 @@ import numpy as np
 from attention_core.vocab import token_labels
 
 from .models.training_history import Snapshot, TrainingHistory
-from .rendering import ExportContext, full_title, title_html
+from .rendering import ExportContext, full_title, light_figure, title_html
 
 if TYPE_CHECKING:
     from attention_core.training import TrainingReport
@@ -75,18 +75,12 @@ def frame_title(history: TrainingHistory, index: int, total_steps: int | None = 
 def _figure(layers: int, heads: int) -> Any:
     """The frame widget: a title label above a ``HeadGrid``, white, at ``frame_size``."""
     from PySide6.QtCore import Qt
-    from PySide6.QtGui import QColor, QFont, QPalette
-    from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QLabel
 
     from .views.head_grid import HeadGrid
 
-    fig = QWidget()
-    pal = fig.palette()
-    pal.setColor(QPalette.ColorRole.Window, QColor("white"))
-    pal.setColor(QPalette.ColorRole.WindowText, QColor("#111111"))
-    fig.setPalette(pal)
-    fig.setAutoFillBackground(True)
-    box = QVBoxLayout(fig)
+    fig, box = light_figure()
     box.setContentsMargins(10, 8, 10, 6)
     box.setSpacing(4)
     fig.title = QLabel()

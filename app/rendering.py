@@ -181,6 +181,21 @@ def image_to_rgb(img: Any) -> np.ndarray:
     return raw[:, : w * 3].reshape(h, w, 3).copy()
 
 
+def light_figure() -> tuple[Any, Any]:
+    """A white, light-text widget with a vertical layout: the frame of an exported figure (a title above a view),
+    the same in either app theme. Returns (widget, its QVBoxLayout)."""
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    fig = QWidget()
+    pal = fig.palette()
+    pal.setColor(QPalette.ColorRole.Window, QColor("white"))
+    pal.setColor(QPalette.ColorRole.WindowText, QColor("#111111"))
+    fig.setPalette(pal)
+    fig.setAutoFillBackground(True)
+    return fig, QVBoxLayout(fig)
+
+
 def render_widget(widget: Any, path: Path, title: str = "") -> None:
     """Render a widget to PNG (2x device pixel ratio), SVG or PDF (both vector), chosen by ``path``'s suffix;
     atomic write. ``title`` (plain text) goes into the file: PNG text chunk "Title", SVG ``<title>``, PDF title."""

@@ -220,21 +220,14 @@ def write_plots(path: str | Path, history: TrainingHistory, *, shown_step: int, 
     """The curves as a figure for a file (PNG, SVG or PDF): a fresh ``TrainingPlots`` in the light theme under a
     title that says what and when (``context``: task, step, accuracy), the shown step marked. The window's own
     plots are left alone (their theme, their size). Returns the plain title, also in the file's metadata."""
-    from PySide6.QtGui import QColor, QPalette
     from PySide6.QtWidgets import QLabel
 
     from ..qt_compat import delete_now
-    from ..rendering import ensure_application, full_title, render_widget, title_html
+    from ..rendering import ensure_application, full_title, light_figure, render_widget, title_html
 
     ensure_application()
     title = "Training curves: loss and accuracy"
-    fig = QWidget()
-    pal = fig.palette()
-    pal.setColor(QPalette.ColorRole.Window, QColor("white"))
-    pal.setColor(QPalette.ColorRole.WindowText, QColor("#111111"))
-    fig.setPalette(pal)
-    fig.setAutoFillBackground(True)
-    box = QVBoxLayout(fig)
+    fig, box = light_figure()
     label = QLabel(title_html(title, context, size_pt=9.0))
     label.setTextFormat(Qt.TextFormat.RichText)
     label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
