@@ -45,7 +45,21 @@ def install(window: MainWindow, file_menu: QMenu, view_menu: QMenu) -> Presenter
     file_menu.insertAction(actions[after + 1] if after + 1 < len(actions) else None, act)
     window.export_pipeline_action = act
     install_playground_exports(window.pipeline, window.playground)
+    remember_shared_range(window)
     return Presenter(window, view_menu)
+
+
+def remember_shared_range(window: MainWindow) -> None:
+    """The "same colour range for ① ② ③" choice is a way of looking, kept in the settings: applied at start,
+    saved whenever the model's choice changes (the check box, a script, anything)."""
+    settings, model = window.settings, window.playground
+    model.set_shared_range(settings.shared_range)
+
+    def save(*_: object) -> None:
+        if settings.shared_range != model.shared_range:
+            settings.shared_range = model.shared_range
+
+    model.events.colours.connect(save)
 
 
 class Presenter(QObject):

@@ -57,6 +57,16 @@ class Settings:
     def zoom(self, value: float) -> None:
         self.q.setValue("ui/zoom", min(max(float(value), ZOOM_RANGE[0]), ZOOM_RANGE[1]))
 
+    @property
+    def shared_range(self) -> bool:
+        """Whether the Steps maps ① ② ③ share one colour range (the default): a way of looking, kept across
+        starts like the theme and the zoom."""
+        return str(self.q.value("ui/shared_range", "true")).lower() not in ("false", "0", "no")
+
+    @shared_range.setter
+    def shared_range(self, value: bool) -> None:
+        self.q.setValue("ui/shared_range", "true" if value else "false")
+
     def recent_files(self) -> list[str]:
         value = self.q.value("files/recent", [])
         if isinstance(value, str):

@@ -2,8 +2,10 @@
 
 Why: the playground promises that every keystroke repaints every step "live". This drives the real
 ``MainWindow`` through the same path as a typed cell (state → undo command → attention_core → views) and waits
-until the five step heatmaps and the edited table have actually painted. Targets on the 2-core machine: median
-< 16 ms, p95 < 33 ms; launch → window shown with the first preset computed < 2 s (torch imported lazily).
+until the five step heatmaps and the edited table have actually painted. Targets (issue 11, "on a quiet
+machine"): median < 8 ms and p95 < 16 ms; launch → window shown with the first preset computed < 2 s (torch
+imported lazily). The load average is printed beside the figures: on this shared 2-core machine a neighbour's
+load doubles them, so compare runs only at a similar load.
 
 Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_gui_edit.py [--edits 200]``
 """
@@ -155,6 +157,7 @@ def main() -> int:
         QApplication.processEvents()
 
         rows = []
+        load_before = os.getloadavg()[0]
         for tokens, dims in SIZES:
             times = bench_edits(window, tokens, dims, args.edits)
             rows.append((tokens, dims, statistics.median(times) * 1e3, percentile(times, 0.95) * 1e3,
@@ -165,15 +168,16 @@ def main() -> int:
     launch = bench_launch(args.launch_runs)
     med_launch = statistics.median(s for s, _ in launch)
 
-    print(f"edit -> all views repainted (real MainWindow, offscreen, 1280x800, {os.cpu_count()} cores)")
+    print(f"edit -> all views repainted (real MainWindow, offscreen, 1280x800, {os.cpu_count()} cores, "
+          f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after)")
     print(f"{'tokens x dims':>14} | {'median ms':>9} | {'p95 ms':>7} | {'max ms':>7} | {'edits':>5} | target")
     print("-" * 72)
     ok = True
     for tokens, dims, med, p95, mx, n in rows:
-        good = med < 16 and p95 < 33
+        good = med < 8 and p95 < 16
         ok &= good
         print(f"{f'{tokens}x{dims}':>14} | {med:9.2f} | {p95:7.2f} | {mx:7.2f} | {n:5d} | "
-              f"median<16, p95<33: {'OK' if good else 'MISSED'}")
+              f"median<8, p95<16: {'OK' if good else 'MISSED'}")
     print()
     print("launch -> main window shown with the first preset computed (fresh python, from the venv)")
     for n, (s, flag) in enumerate(launch, 1):

@@ -123,6 +123,32 @@ def training(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped-d
     return written
 
 
+def presenting(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped-def]
+    """Presentation mode (F11: side panels hidden, larger fonts), one map alone (double-click), and the whole
+    pipeline exported as one figure through File > Export pipeline figure's function."""
+    from app.views.export_button import export_pipeline_figure
+
+    written: list[Path] = []
+    window.load_preset("cat-sat-mat")
+    window.edits.apply("Mask: causal", lambda m: m.set_mask("causal"))
+    p = window.presenter
+    p.set_presenting(True)
+    settle(app, 1.0)
+    for name, action in (("present-steps", None), ("present-solo-weights", lambda: p.show_alone("steps", "weights"))):
+        if action is not None:
+            action()
+        settle(app, 0.8)
+        path = out / f"{name}.png"
+        window.grab().save(str(path))
+        written.append(path)
+    p.set_presenting(False)
+    settle(app, 0.5)
+    path = out / "pipeline-export.png"
+    export_pipeline_figure(path, window.playground)
+    written.append(path)
+    return written
+
+
 LAYOUT_SIZES = ("1024x640", "1280x800", "1920x1080")
 
 
@@ -171,6 +197,8 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--size", default="1280x800")
     parser.add_argument("--playground-only", action="store_true")
+    parser.add_argument("--present", action="store_true",
+                        help="only presentation mode (F11, a map alone) and the pipeline figure export")
     parser.add_argument("--layouts", action="store_true",
                         help=f"only the layout sweep: both tabs, light and dark, at {', '.join(LAYOUT_SIZES)}")
     args = parser.parse_args()
@@ -193,9 +221,11 @@ def main() -> int:
     settle(app, 1.0)
     if args.layouts:
         written = layouts(window, app, args.out)
+    elif args.present:
+        written = presenting(window, app, args.out)
     else:
         written = playground(window, app, args.out)
-    if not args.playground_only and not args.layouts:
+    if not args.playground_only and not args.layouts and not args.present:
         written += training(window, app, args.out)
     (args.out / ".screenshots.ini").unlink(missing_ok=True)
     for p in written:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStyle, QToolButton, QWidget
 
+from ..models.colour_range import SHARED_STEPS
 from ..rendering import ExportContext, colorbar_label, step_title
 from .heatmap_export import suggested_filename
 
@@ -161,7 +162,14 @@ def install_playground_exports(pipeline: Any, model: PlaygroundModel) -> None:
     for name, hm in pipeline.heatmaps.items():
         hm.export_extras = lambda n=name: {
             "title": step_title(n, float(model.result.scale)), "context": playground_context(model),
-            "colorbar_label": colorbar_label(n, float(model.result.scale))}
+            "colorbar_label": shared_label(n, model), "levels": model.colours.levels.get(n)}
+
+
+def shared_label(name: str, model: PlaygroundModel) -> str:
+    """The colour bar's unit, and, for the maps drawn in one shared range, that the range is shared (so an
+    exported ① and ② compare by colour as they do in the window)."""
+    label = colorbar_label(name, float(model.result.scale))
+    return f"{label} (range shared by steps 1-3)" if model.colours.shared and name in SHARED_STEPS else label
 
 
 def export_pipeline_figure(path: str | Path, model: PlaygroundModel) -> str:

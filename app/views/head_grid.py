@@ -244,9 +244,11 @@ class HeadGrid(QWidget):
         marks = [(seq_len + p, seq_len - 1 - p) for p in range(seq_len) if seq_len + p < n]
         geometry_changed = n != 2 * self._seq_len or causal != self._causal
         self._seq_len, self._causal = seq_len, causal
-        # two tick levels: every other label first; pyqtgraph draws the second level only when it fits
+        # tick levels: a sparse first level (always drawn), then the rest, drawn by pyqtgraph only where they fit.
+        # Every other label as the first level still ran together in a 1024 px window ("136SEP613")
         all_ticks = [(i + 0.5, str(t)) for i, t in enumerate(labels)]
-        ticks = [all_ticks[0::2], all_ticks[1::2]]
+        ticks = [all_ticks[0::4], all_ticks[2::4], all_ticks[1::2]] if len(all_ticks) > 8 else \
+            [all_ticks[0::2], all_ticks[1::2]]
         for (li, h), c in self._cells.items():
             vals = np.asarray(weights[li][h], dtype=np.float64)
             c.values = vals.copy()

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 
 from ..rendering import check_heatmap, full_title, write_heatmap_csv
@@ -62,6 +63,8 @@ class HeatmapWidget(QWidget):
         self._blocked: np.ndarray | None = None
         self._kind = "signed"
         self._title = title
+        self._drawn_title: tuple[str, float, bool] | None = None  # what the title label shows (text, pt, dark)
+        self._colorbar_width: tuple[float, float, float] | None = None  # the colour bar's own, while it is hidden
         self._row_title = ""
         self._col_title = ""
         self._row_sums = False
@@ -114,7 +117,7 @@ class HeatmapWidget(QWidget):
         let_title_overflow(self.plot.titleLabel)
         self.apply_theme(dark)
         if title:
-            self.plot.setTitle(title)
+            self.set_title(title)
         self.export_button = heatmap_export_button(self) if context_menu else None
 
     # ---------------------------------------------------------------- data
@@ -212,7 +215,45 @@ class HeatmapWidget(QWidget):
 
     def set_title(self, title: str) -> None:
         self._title = title
-        self.plot.setTitle(title, color=title_color(self._dark), size="11pt")
+        self._drawn_title = None
+        self._draw_title()
+
+    TITLE_SCALE = 1.1
+    """A map's title is 1.1 × the widget's font: 11 pt at the theme's 10 pt, and larger with the zoom (Ctrl+=,
+    presentation mode), like the labels and numbers."""
+
+    def _draw_title(self) -> None:
+        """The title in the current font size, elided ("…") to the map's width, the full one in the tooltip: a
+        centred title wider than a narrow map overflowed both edges ("ayer 2 · head 4, per output ste")."""
+        if not self._title:
+            return
+        pt = self.TITLE_SCALE * (self.font().pointSizeF() if self.font().pointSizeF() > 0 else 10.0)
+        font = QFont(self.font())
+        font.setPointSizeF(pt)
+        width = self.graphics.width() - 12
+        rich = "<" in self._title  # an export's two-line title: the figure is made wide enough for it
+        text = self._title if rich or width <= 40 else \
+            QFontMetricsF(font).elidedText(self._title, Qt.TextElideMode.ElideRight, width)
+        key = (text, round(pt, 2), self._dark)
+        if key == self._drawn_title:
+            return
+        self._drawn_title = key
+        self.plot.setTitle(text, color=title_color(self._dark), size=f"{pt:.2f}pt")
+        self.graphics.setToolTip(self._title if text != self._title else "")
+
+    def set_colorbar_shown(self, shown: bool) -> None:
+        """Show or drop the colour bar, giving its width to the cells. Maps that share one range side by side
+        need it once: ``PipelineView`` keeps it on the last of them in each row."""
+        cb = self.colorbar
+        if cb.isVisible() == shown and self._colorbar_width is not None:
+            return
+        if self._colorbar_width is None:
+            self._colorbar_width = (cb.minimumWidth(), cb.maximumWidth(), self.plot.layout.columnMinimumWidth(4))
+        lo, hi, gap = self._colorbar_width
+        cb.setVisible(shown)
+        cb.setMinimumWidth(lo if shown else 0)
+        cb.setMaximumWidth(hi if shown else 0)
+        self.plot.layout.setColumnFixedWidth(4, gap if shown else 0)
 
     def set_column_groups(self, n: int) -> None:
         """Draw separators between ``n`` equal column groups (heads)."""
@@ -267,6 +308,7 @@ class HeatmapWidget(QWidget):
     def refresh_labels(self) -> None:
         """Lay the axis labels and row sums out again for the current size (``app.rendering`` calls it before
         rendering a file, once the widget has its final size)."""
+        self._draw_title()
         if self._row_labels or self._col_labels:
             self._update_ticks()
             if self._row_sums:
@@ -282,6 +324,7 @@ class HeatmapWidget(QWidget):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.refresh_labels()
+        self._draw_title()
 
     # ---------------------------------------------------------------- mouse and keys
     def cell_at_scene(self, scene_pos: QPointF) -> tuple[int, int]:
@@ -379,7 +422,7 @@ class HeatmapWidget(QWidget):
 def write_heatmap_file(path: str | Path, values: Any, row_labels: Sequence[str], col_labels: Sequence[str],
                        title: str, *, blocked: Any = None, kind: str = "signed", row_title: str = "",
                        col_title: str = "", col_groups: int = 1, context: Any = None,
-                       colorbar_label: str | None = None) -> str:
+                       colorbar_label: str | None = None, levels: tuple[float, float] | None = None) -> str:
     """Write one heatmap to ``path`` by suffix: CSV numbers, or a fresh ``HeatmapWidget`` at export size (light
     theme, every label) rendered to PNG/SVG/PDF by ``heatmap_export.write_heatmap_image`` (title with
     ``context``, labelled colour bar). The implementation of ``app.export.export_heatmap``; returns the title."""
@@ -389,4 +432,4 @@ def write_heatmap_file(path: str | Path, values: Any, row_labels: Sequence[str],
         return full_title(title, context)
     return write_heatmap_image(target, vals, row_labels, col_labels, title, blocked=blk, kind=kind,
                                row_title=row_title, col_title=col_title, col_groups=col_groups, context=context,
-                               colorbar_label=colorbar_label)
+                               colorbar_label=colorbar_label, levels=levels)

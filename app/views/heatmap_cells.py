@@ -40,6 +40,35 @@ def format_value(v: float) -> str:
     return s.replace("-", MINUS)
 
 
+MIN_NUMBER_PT = 6.5  # below this a number is not readable: the map says "too small for numbers" instead
+
+
+def number_cell_ok(cw: float, ch: float) -> bool:
+    """Cells smaller than 14 x 11 px never hold a number."""
+    return cw >= 14 and ch >= 11
+
+
+def fit_number_font(texts: list[list[str]], cw: float, ch: float, base: QFont) -> QFont | None:
+    """The largest font (6.5-11 pt, about 0.38 of the cell's height) in which every string of ``texts`` fits a
+    ``cw`` x ``ch`` px cell with 3 px to spare, or None when even 6.5 pt does not. The one rule for numbers:
+    ``CellOverlay`` paints by it and ``pipeline.numbers_fit`` reports by it."""
+    if not number_cell_ok(cw, ch):
+        return None
+    strings = [t for row in texts for t in row]
+    if not strings:
+        return None
+    longest = max(strings, key=len)
+    size = max(MIN_NUMBER_PT, min(11.0, ch * 0.38, cw / (0.62 * len(longest) + 0.6)))
+    font = QFont(base)
+    font.setPointSizeF(size)
+    fm = QFontMetricsF(font)
+    while size > MIN_NUMBER_PT and fm.horizontalAdvance(longest) > cw - 3:  # shrink before giving up on numbers
+        size -= 0.5
+        font.setPointSizeF(size)
+        fm = QFontMetricsF(font)
+    widest = max(fm.horizontalAdvance(t) for t in strings)
+    return font if widest <= cw - 3 and fm.height() <= ch else None
+
 
 class CellOverlay(pg.GraphicsObject):
     """Paints cell numbers, blocked-cell hatching, highlights and group separators over the image."""
@@ -65,6 +94,7 @@ class CellOverlay(pg.GraphicsObject):
         self.row_groups = 1
         self.paint_count = 0
         self._font = QFont()
+        self._fit: tuple[tuple[float, float, int], QFont | None] | None = None  # (cell size, texts) -> font
         self._hatch = QBrush(QColor(120, 120, 120), Qt.BrushStyle.BDiagPattern)
         self._blocked_fill = QColor(215, 215, 215)
 
@@ -76,6 +106,7 @@ class CellOverlay(pg.GraphicsObject):
         self.rows, self.cols = values.shape
         self._values, self._image, self._levels, self._kind = values, image, levels, kind
         self.texts = []
+        self._fit = None
         self.blocked = blocked
         self.max_text_chars = 1 if values.size else 0
         self.update()
@@ -86,6 +117,18 @@ class CellOverlay(pg.GraphicsObject):
         self.max_text_chars = max((len(t) for row in self.texts for t in row), default=0)
         dark = text_is_dark(self._image, self._levels, self._kind)
         self.text_dark = dark | self.blocked if self.blocked is not None else dark
+
+    def number_font(self, cw: float, ch: float) -> QFont | None:
+        """The font this map's numbers are drawn with in cells of ``cw`` x ``ch`` px, or None when they do not fit
+        (worked out once per content and cell size: a repaint after an edit costs no font measuring)."""
+        if not self.max_text_chars or not number_cell_ok(cw, ch):
+            return None
+        if not self.texts:
+            self._format()
+        key = (round(cw, 2), round(ch, 2), id(self.texts))
+        if self._fit is None or self._fit[0] != key:
+            self._fit = (key, fit_number_font(self.texts, cw, ch, self._font))
+        return self._fit[1]
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
         return QRectF(0, 0, max(self.cols, 1), max(self.rows, 1))
@@ -123,22 +166,13 @@ class CellOverlay(pg.GraphicsObject):
             for g in range(1, self.row_groups):
                 y = origin.y() + g * step * ch
                 p.drawLine(QPointF(origin.x(), y), QPointF(origin.x() + self.cols * cw, y))
-        # numbers, when they fit
-        acw, ach = abs(cw), abs(ch)
-        if self.show_numbers and self.max_text_chars and ach >= 11 and acw >= 14 and not self.texts:
-            self._format()
-        if self.show_numbers and self.max_text_chars and ach >= 11 and acw >= 14:
-            size = max(6.5, min(11.0, ach * 0.38, acw / (0.62 * self.max_text_chars + 0.6)))
-            longest = max((t for row in self.texts for t in row), key=len, default="")
-            self._font.setPointSizeF(size)
-            fm = QFontMetricsF(self._font)
-            while size > 6.5 and fm.horizontalAdvance(longest) > acw - 3:  # shrink before giving up on numbers
-                size -= 0.5
-                self._font.setPointSizeF(size)
-                fm = QFontMetricsF(self._font)
-            widest = max((fm.horizontalAdvance(t) for row in self.texts for t in row), default=0.0)
-            if widest <= acw - 3 and fm.height() <= ach:
-                p.setFont(self._font)
+        # numbers, when they fit (one rule, ``number_font``, also asked by the pipeline's "too small" notes)
+        if self.show_numbers and self.max_text_chars:
+            if not self.texts and number_cell_ok(abs(cw), abs(ch)):
+                self._format()
+            font = self.number_font(abs(cw), abs(ch))
+            if font is not None:
+                p.setFont(font)
                 dark, light = QColor(20, 20, 20), QColor(250, 250, 250)
                 flags = Qt.AlignmentFlag.AlignCenter
                 for i, row in enumerate(self.texts):

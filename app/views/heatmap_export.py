@@ -79,7 +79,7 @@ def title_width(title: str, context: ExportContext | str | None, title_pt: float
 def write_heatmap_image(target: Path, values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str],
                         title: str, *, blocked: np.ndarray | None = None, kind: str = "signed", row_title: str = "",
                         col_title: str = "", col_groups: int = 1, context: ExportContext | str | None = None,
-                        colorbar_label: str | None = None) -> str:
+                        colorbar_label: str | None = None, levels: tuple[float, float] | None = None) -> str:
     """Render one heatmap to PNG, SVG or PDF: a fresh ``HeatmapWidget`` at export size (light theme, every label),
     its title on two lines (what the map is, then ``context``), its colour bar labelled, wide enough for the
     title. Returns the plain one-line title, which is also written into the file."""
@@ -97,7 +97,7 @@ def write_heatmap_image(target: Path, values: np.ndarray, row_labels: Sequence[s
         width = max(width, title_width(title, context) + 60)  # never clip the title
         widget.resize(width, height + (18 if "<br>" in shown else 0))
         widget.set_data(values, list(row_labels), list(col_labels), blocked=blocked, kind=kind, title=shown,
-                        row_title=row_title or "query", col_title=col_title or "key")
+                        row_title=row_title or "query", col_title=col_title or "key", levels=levels)
         label_colorbar(widget.colorbar, colorbar_label or COLORBAR_LABELS.get(kind, "value"))
         widget.set_column_groups(col_groups)
         render_widget(widget, target, title=plain)

@@ -8,6 +8,7 @@ number is refused with a message and the old value stays.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -161,11 +162,26 @@ class MatrixTable(QTableView):
             lambda row: self.token_rename_requested.emit(model.name, row))
         self._scrub: tuple[int, int, float, float] | None = None
         self._drags = 0
+        self._closed_editors: weakref.WeakSet[QWidget] = weakref.WeakSet()
         self.setToolTip("Type a number and press Enter or Tab. Ctrl+drag left/right (or Ctrl+↑/↓) scrubs a value. "
                         "Ctrl+C / Ctrl+V copy and paste blocks. Double-click a row name to rename the token.")
 
     def matrix_model(self) -> MatrixTableModel:
         return self.model()  # type: ignore[return-value]
+
+    # ---- editors
+    def closeEditor(self, editor: Any, hint: Any) -> None:  # noqa: N802 (Qt API)
+        self._closed_editors.add(editor)
+        super().closeEditor(editor, hint)
+
+    def commitData(self, editor: Any) -> None:  # noqa: N802 (Qt API)
+        """An editor whose cell left the viewport is hidden; a Return then reaches the table, which commits and
+        closes it, and the delegate commits it once more on its way out. That second commit is a no-op in Qt,
+        with a warning ("commitData called with an editor that does not belong to this view"): skip it. (Closed
+        editors are deleted soon after; the weak set forgets them then.)"""
+        if editor in self._closed_editors:
+            return
+        super().commitData(editor)
 
     # ---- copy / paste
     def keyPressEvent(self, event: Any) -> None:  # noqa: N802

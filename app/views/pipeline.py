@@ -10,15 +10,15 @@ import math
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from attention_core import STEP_NAMES, STEP_TITLES
 
+from ..models.colour_range import SHARED_STEPS
 from ..models.playground import STEP_VIEWS, PlaygroundModel
 from .flow_arrows import FlowArrow
 from .frame import RedrawWhenShown
-from .heatmap import HeatmapWidget, format_value
+from .heatmap import HeatmapWidget
 
 STEPS = STEP_VIEWS
 TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
@@ -52,19 +52,12 @@ def best_columns(width: int, height: int, shape: tuple[int, int] = (1, 1), extra
 
 def numbers_fit(hm: HeatmapWidget) -> bool:
     """Whether ``hm``'s cells are big enough for its numbers, by the rule its overlay paints them with
-    (``heatmap_cells.CellOverlay.paint``: cells ≥ 14 × 11 px and the widest number fits at 6.5 pt)."""
+    (``heatmap_cells.fit_number_font``)."""
     vals = hm.values()
     if vals.size == 0:
         return True
     rect = hm.plot.getViewBox().sceneBoundingRect()
-    cw, ch = rect.width() / vals.shape[1], rect.height() / vals.shape[0]
-    if cw < 14 or ch < 11:
-        return False
-    font = QFont(hm.font())
-    font.setPointSizeF(6.5)
-    fm = QFontMetricsF(font)
-    widest = max(fm.horizontalAdvance(format_value(v)) for v in vals.ravel().tolist())
-    return widest <= cw - 3 and fm.height() <= ch
+    return hm.overlay.number_font(rect.width() / vals.shape[1], rect.height() / vals.shape[0]) is not None
 
 
 class PipelineView(RedrawWhenShown, QWidget):
@@ -141,6 +134,18 @@ class PipelineView(RedrawWhenShown, QWidget):
             grid.setColumnStretch(c, 1 if c < units else 0)
         for r in range(max(grid.rowCount(), lines)):
             grid.setRowStretch(r, 1 if r < lines else 0)
+        self._colour_bars()
+
+    def _colour_bars(self) -> None:
+        """Maps that share one colour range side by side show its bar once, on the last of them in the row: the
+        bar is ~60 px, and at 1024 px wide that is what ① and ② needed to keep their numbers."""
+        shared = self.model.colours.shared
+        names = list(STEPS)
+        for first in range(0, len(names), self.columns):
+            row = names[first:first + self.columns]
+            sharers = [n for n in row if shared and n in SHARED_STEPS]
+            for n in row:
+                self.heatmaps[n].set_colorbar_shown(n not in sharers or n == sharers[-1])
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
@@ -155,6 +160,21 @@ class PipelineView(RedrawWhenShown, QWidget):
         if small != self.small:
             self.small = small
             self._show_captions()
+        self._align_rows()
+
+    def _align_rows(self) -> None:
+        """Maps side by side start and end at the same height: the arrows (and the captions) of one row are as
+        tall as the tallest of them. Without it, at 1024 px ③'s arrow wrapped to two lines and pushed ③ lower
+        and smaller than ① and ② beside it."""
+        names = list(STEPS)
+        for first in range(0, len(names), self.columns):
+            row = names[first:first + self.columns]
+            for labels in (self.arrows, self.captions):
+                items = [labels[n] for n in row]
+                height = max(lab.heightForWidth(max(lab.width(), 1)) if lab.text() else 0 for lab in items)
+                for lab in items:
+                    if lab.minimumHeight() != height:
+                        lab.setMinimumHeight(height)
 
     def _show_captions(self) -> None:
         for name, cap in self.captions.items():
@@ -177,19 +197,23 @@ class PipelineView(RedrawWhenShown, QWidget):
         blocked = None if s.mask is None else ~s.mask
         hm = self.heatmaps
         lv = m.colours.levels  # the model's ranges: ①–③ shared (by default) and stable across edits
-        # axis titles only on the first map of each row: the others share its axes, and the space goes to cells
-        hm["scores"].set_data(s.scores, q, k, kind="signed", row_title="query", col_title="key", levels=lv["scores"])
+        # axis titles on few maps: the others share their axes, and the space goes to cells. ① names only its
+        # keys: a "query" title beside it made ① the narrowest map of its row, the one that lost its numbers
+        # first (its rows are Q's, as the arrow into it says); ④ names both
+        hm["scores"].set_data(s.scores, q, k, kind="signed", col_title="key", levels=lv["scores"])
         hm["scaled"].set_data(s.scaled, q, k, kind="signed", levels=lv["scaled"])
         hm["masked"].set_data(s.masked, q, k, blocked=blocked, kind="signed", levels=lv["masked"])
         hm["weights"].set_data(s.weights, q, k, blocked=blocked, kind="weights", row_title="query",
                                col_title="key")
         hm["output"].set_data(s.output, q, [f"v{j}" for j in range(s.output.shape[1])], kind="signed",
                               col_title="value dimension", levels=lv["output"])
+        self._colour_bars()
         for name in STEPS:
             hm[name].set_range_note(m.colours.notes.get(name, ""))
             self.arrows[name].set_html(m.flow.get(name, ""))
         self.small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}  # at today's sizes
         self._show_captions()
+        self._notes_timer.start(0)  # the new words may wrap differently: align the rows once laid out
         self._on_explanation()
         self._on_pinned()
 

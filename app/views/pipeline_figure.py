@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWi
 
 from attention_core import STEP_NAMES, AttentionSteps
 
+from ..models.colour_range import SHARED_STEPS, step_colours
 from ..models.playground_text import STEP_INPUTS, STEP_OPERATIONS, step_operations
 from ..rendering import ExportContext, colorbar_label, full_title, scale_text, step_title, title_html
 from .heatmap import HeatmapWidget
@@ -93,14 +94,17 @@ class PipelineFigure(QWidget):
         cell = cell_px(max(lq, lk, d_k, d_v))
 
         self.heatmaps: dict[str, HeatmapWidget] = {}
+        # the window's colour rule (steps 1-3 in one shared range), so the figure shows what scaling does
+        levels = step_colours(steps, shared=True).levels
 
         def add_map(key: str, title_text: str, values: np.ndarray, rows: list[str], cols: list[str], *,
                     kind: str = "signed", blk: np.ndarray | None = None, row_title: str = "query",
                     col_title: str = "key") -> HeatmapWidget:
             hm = HeatmapWidget(title=title_text, context_menu=False)
             hm.set_data(values, rows, cols, blocked=blk, kind=kind, title=title_text, row_title=row_title,
-                        col_title=col_title)
-            label_colorbar(hm.colorbar, colorbar_label(key, steps.scale))  # Q, K, V: "value"
+                        col_title=col_title, levels=levels.get(key))
+            unit = colorbar_label(key, steps.scale)  # Q, K, V: "value"
+            label_colorbar(hm.colorbar, f"{unit} (shared 1-3)" if key in SHARED_STEPS else unit)
             hm.setFixedSize(*map_size(len(rows), len(cols), [*rows, *cols], cell, row_sums=kind == "weights"))
             self.heatmaps[key] = hm
             return hm

@@ -20,6 +20,7 @@ class SideScroll(QScrollArea):
         self.setWidget(widget)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._content_min = -1  # the content's minimum width last told to the splitter
         widget.installEventFilter(self)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
@@ -36,5 +37,11 @@ class SideScroll(QScrollArea):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
-            self.updateGeometry()  # the content's minimum may have changed: let the splitter hear of it
+            # the content's minimum may have changed: tell the splitter only when it did. Every edit changes a
+            # status text in the controls (a layout request); relaying each one relaid the whole window (and
+            # repainted all of it) on every keystroke
+            width = watched.minimumSizeHint().width()  # type: ignore[attr-defined]
+            if width != self._content_min:
+                self._content_min = width
+                self.updateGeometry()
         return super().eventFilter(watched, event)

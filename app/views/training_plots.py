@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..models.training_history import TrainingHistory
 
 LOSS_TITLE = "Loss (cross-entropy, log scale)"
-ACC_TITLE = "Accuracy: per token and exact sequence"
+ACC_TITLE = "Accuracy: token, sequence"  # short: a 1024 px window gives the plots ~270 px
 SERIES_MS = 150
 """Curves over the whole run change a little per step: ~6 redraws a second while a run streams steps is enough,
 and leaves the GIL to the training thread (the maps still follow every frame)."""
@@ -86,14 +86,19 @@ class TrainingPlots(QWidget):
                 self.loss_legend = legend
             for key in keys:
                 self.curves[key] = plot.plot([], [], name=SERIES[key][0], connect="finite")
-            plot.getAxis("bottom").setLabel("step")
+        # the plots share the step axis (linked): its numbers and its name once, under the lower plot, leave the
+        # upper plot ~30 px more data area (on a 640 px high window that is half of what it had)
+        self.loss_plot.getAxis("bottom").setStyle(showValues=False)
+        self.acc_plot.getAxis("bottom").setLabel("step")
         self.acc_legend.layout.activate()
         self._full_legend_width = self.acc_legend.boundingRect().width()
         self.loss_plot.setLogMode(y=True)
         # fixed log ticks (1, 2, 5 per decade): pyqtgraph's own log ticks vanish within a decade and crowd across
         major = [(float(e), f"{10.0 ** e:g}") for e in range(-6, 3)]
         minor = [(float(np.log10(m * 10.0 ** e)), f"{m * 10.0 ** e:g}") for e in range(-6, 3) for m in (2, 5)]
-        self.loss_plot.getAxis("left").setTicks([major, minor])
+        self._loss_ticks = {False: [major, minor], True: [major]}  # compact: decades only
+        self._acc_ticks = {False: None, True: [[(0.0, "0"), (0.5, "0.5"), (1.0, "1")]]}
+        self.compact: bool | None = None
         self.loss_plot.setYRange(-3, 1, padding=0.02)  # log10 units: 0.001 .. 10 until data arrives
         self.loss_plot.enableAutoRange(axis="y")
         self.loss_plot.setXRange(0, 1, padding=0.02)
@@ -108,6 +113,7 @@ class TrainingPlots(QWidget):
             self.cursor_lines.append(line)
         self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.joined = True
+        self._set_compact(False)
         self.set_dark(False)
         self.session = session
         if session is not None:
@@ -158,10 +164,26 @@ class TrainingPlots(QWidget):
     PLOT_MARGINS = 58
     """The widget's width minus its plots' data area (the 34 px left axis, the margins, the border), in px."""
 
+    COMPACT_H = 260
+    """Below this height (the right column of a 640 px high window) the plots drop their titles (the legends
+    name the curves, the tooltip says the rest) and keep fewer y ticks: with titles, each data area was ~45 px
+    and the y labels ran into each other ("0.1" over "0.01")."""
+
+    def _set_compact(self, compact: bool) -> None:
+        if compact == self.compact:
+            return
+        self.compact = compact
+        suffix = "" if self.joined else " · points only"
+        for plot, title in ((self.loss_plot, LOSS_TITLE), (self.acc_plot, ACC_TITLE)):
+            plot.setTitle(None if compact else title + suffix, size="9pt")
+        self.loss_plot.getAxis("left").setTicks(self._loss_ticks[compact])
+        self.acc_plot.getAxis("left").setTicks(self._acc_ticks[compact])
+
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         """Below the full legend's width, show ``NARROW_NAMES``: the full ones ran off the plot's left edge (the
-        title and the tooltip keep the full meaning)."""
+        title and the tooltip keep the full meaning). Below ``COMPACT_H``, compact plots."""
         super().resizeEvent(event)
+        self._set_compact(self.height() < self.COMPACT_H)
         narrow = self.width() - self.PLOT_MARGINS < self._full_legend_width
         if narrow == self.narrow_legend:
             return
@@ -179,9 +201,8 @@ class TrainingPlots(QWidget):
         if joined != self.joined:
             self.joined = joined
             self._style_curves()
-            suffix = "" if joined else " · points only"
-            self.loss_plot.setTitle(LOSS_TITLE + suffix, size="9pt")
-            self.acc_plot.setTitle(ACC_TITLE + suffix, size="9pt")
+            compact, self.compact = self.compact, None
+            self._set_compact(bool(compact))  # the titles say "points only" (when shown)
         steps, eval_steps = series.get("step", np.zeros(0)), series.get("eval_step", np.zeros(0))
         for key, curve in self.curves.items():
             x = eval_steps if key in ("test_loss", "reversal_accuracy", "sequence_accuracy",

@@ -26,3 +26,18 @@ def window(qtbot, tmp_path, monkeypatch):
     w.undo_stack.setClean()
     w.setWindowModified(False)
     w.close()
+
+
+@pytest.fixture
+def panel(window, qtbot, monkeypatch):
+    """The window's Training tab, shown; no untrained preview (each test controls its runs), full speed. The
+    palette is the application's: the next test gets a light one back."""
+    from app.training_panel import TrainingPanel
+
+    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
+    p = window.training_panel
+    window.tabs.setCurrentWidget(p)
+    qtbot.waitExposed(p)
+    window.training.set_speed(None)  # as fast as possible
+    yield p
+    window.set_theme("light", save=False)

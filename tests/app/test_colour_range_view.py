@@ -5,8 +5,11 @@ pyqtgraph paints: the image data through its levels and colour map)."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtWidgets import QApplication
 
+from app.models.colour_range import SHARED_STEPS
 from app.views.heatmap_style import colormap
+from attention_core import STEP_NAMES
 
 
 def painted(hm) -> np.ndarray:
@@ -59,9 +62,68 @@ def test_editing_row_0_keeps_row_2_colours_when_the_range_holds(window):
     assert "changed" not in hm["scores"].range_note()
 
 
+def shown_shared_bars(window) -> list[str]:
+    return [n for n in SHARED_STEPS if window.pipeline.heatmaps[n].colorbar.isVisible()]
+
+
 def test_a_range_that_moves_is_said_on_the_colour_bar(window):
     m = setup(window, 0.5)
-    hm = window.pipeline.heatmaps["scaled"]
     m.set_cell("Q", 0, 0, 5.0)
-    assert hm.range_note().startswith("⚠ range changed")
-    assert hm.colorbar.getAxis("left").label.isVisible() and "changed" in hm.colorbar.getAxis("left").labelText
+    assert window.pipeline.heatmaps["scaled"].range_note().startswith("⚠ range changed")
+    bars = shown_shared_bars(window)
+    assert bars  # the shared bar is shown somewhere, and says the range moved
+    for name in bars:
+        axis = window.pipeline.heatmaps[name].colorbar.getAxis("left")
+        assert axis.label.isVisible() and "changed" in axis.labelText
+
+
+def test_a_shared_range_shows_its_colour_bar_once_per_row(window):
+    setup(window, 0.5)
+    pipe = window.pipeline
+    for width in (1000, 1900):  # 3 + 2 (or 2 + 2 + 1) and one row
+        window.resize(width, 800)
+        QApplication.processEvents()
+        rows = [list(STEP_NAMES[i:i + pipe.columns]) for i in range(0, 5, pipe.columns)]
+        for row in rows:
+            sharers = [n for n in row if n in SHARED_STEPS]
+            shown = [n for n in sharers if pipe.heatmaps[n].colorbar.isVisible()]
+            assert shown == sharers[-1:]  # once, on the last of them
+        for name in ("weights", "output"):
+            assert pipe.heatmaps[name].colorbar.isVisible()
+    window.tab.shared_range.setChecked(False)  # own ranges: every map needs its own bar again
+    assert all(pipe.heatmaps[n].colorbar.isVisible() for n in STEP_NAMES)
+
+
+def test_an_exported_map_keeps_the_shared_range(window, tmp_path, monkeypatch):
+    setup(window, 0.5)
+    seen = {}
+
+    def capture(target, values, rows, cols, title, **kw):
+        seen[target.name] = kw
+        return title
+
+    monkeypatch.setattr("app.views.heatmap.write_heatmap_image", capture)
+    for name in ("scores", "scaled"):
+        window.pipeline.heatmaps[name].export(tmp_path / f"{name}.png")
+    levels = window.playground.colours.levels
+    assert seen["scores.png"]["levels"] == seen["scaled.png"]["levels"] == levels["scores"]
+    assert "shared" in seen["scaled.png"]["colorbar_label"]
+
+
+def test_the_shared_range_choice_is_remembered(window, qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from app import create_main_window
+
+    window.tab.shared_range.setChecked(False)
+    assert window.settings.shared_range is False
+    again = create_main_window(settings=window.settings.q)  # the next start, same settings file
+    again.confirm_on_close = False
+    qtbot.addWidget(again)
+    assert not again.playground.shared_range and not again.tab.shared_range.isChecked()
+    hm = again.pipeline.heatmaps
+    assert hm["scaled"].levels() != hm["scores"].levels()  # each its own range, as chosen
+    fresh = create_main_window(settings=QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
+    fresh.confirm_on_close = False
+    qtbot.addWidget(fresh)
+    assert fresh.playground.shared_range  # the default

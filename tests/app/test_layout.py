@@ -8,23 +8,19 @@ from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 
-from app.training_panel import TrainingPanel
 from app.views.pipeline import SMALL_NOTE, STEPS, best_columns, numbers_fit
 
 TIMEOUT_MS = 60_000
 
 
 @pytest.fixture
-def panel(window, qtbot, monkeypatch):
-    """The window's Training tab, shown, with the untrained model built (paused at step 0: the grid has maps)."""
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
-    p = window.training_panel
-    window.tabs.setCurrentWidget(p)
-    qtbot.waitExposed(p)
+def panel(panel, window, qtbot):
+    """The Training tab (conftest's ``panel``) with the untrained model built (paused at step 0: the grid has
+    maps)."""
     window.training.reset()
     qtbot.waitUntil(lambda: window.training.shown_snapshot is not None, timeout=TIMEOUT_MS)
     qtbot.wait(200)
-    return p
+    return panel
 
 
 def resize(window, qtbot, w: int, h: int) -> None:

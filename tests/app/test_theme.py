@@ -18,7 +18,6 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 from app.settings import Settings
-from app.training_panel import TrainingPanel
 from app.views.heatmap_style import colormap
 
 TIMEOUT_MS = 60_000
@@ -167,18 +166,6 @@ def ink_contrast(button) -> float:  # type: ignore[no-untyped-def]
     names = [c.name() for c in px]
     face = QColor(max(set(names), key=names.count))
     return max(contrast(c, face) for c in px)
-
-
-@pytest.fixture
-def panel(window, qtbot, monkeypatch):
-    """The Training tab, shown; no untrained preview (the test builds the model itself), full speed."""
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
-    p = window.training_panel
-    window.tabs.setCurrentWidget(p)
-    qtbot.waitExposed(p)
-    window.training.set_speed(None)
-    yield p
-    window.set_theme("light", save=False)  # the palette is the application's: hand the next test a light one
 
 
 def wait_drawn(qtbot) -> None:

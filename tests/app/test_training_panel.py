@@ -23,17 +23,6 @@ ENDED = ("finished", "stopped", "error")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
-@pytest.fixture
-def panel(window, qtbot, monkeypatch):
-    """The window's Training tab, shown; no untrained preview (each test controls its runs), full speed."""
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
-    p = window.training_panel
-    window.tabs.setCurrentWidget(p)
-    qtbot.waitExposed(p)
-    window.training.set_speed(None)  # as fast as possible
-    return p
-
-
 def configure(panel: TrainingPanel, **kw) -> TrainConfig:
     """Type the settings into the form, as a user would; the session takes them."""
     cfg = TrainConfig(**kw)

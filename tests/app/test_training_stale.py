@@ -26,17 +26,6 @@ from tests.app.test_training_panel import (
 )
 
 
-@pytest.fixture
-def panel(window, qtbot, monkeypatch) -> TrainingPanel:
-    """The window's Training tab, shown; no untrained preview (each test controls its runs), full speed."""
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
-    p = window.training_panel
-    window.tabs.setCurrentWidget(p)
-    qtbot.waitExposed(p)
-    window.training.set_speed(None)
-    return p
-
-
 def answer(monkeypatch, panel: TrainingPanel, choice: str | None) -> list[int]:
     """Answer the continue-or-new question with ``choice``; returns the list the calls are counted in."""
     calls: list[int] = []
