@@ -68,6 +68,12 @@ def _build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="FILE.png, FILE.svg, FILE.pdf or FILE.csv")
     e.add_argument("--mask", choices=("none", "causal"), default="none")
     e.add_argument("--scale", type=float, default=None, help="multiplier (default 1/sqrt(d_k))")
+    from .cli_probe import add_probe_parser
+
+    add_probe_parser(sub)
+    from .cli_bench import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
     return p
 
 
@@ -310,4 +316,12 @@ def main(argv: list[str]) -> int:
         return cmd_train(args)
     if args.command == "export":
         return cmd_export(args)
+    if args.command == "probe":
+        from .cli_probe import cmd_probe
+
+        return cmd_probe(args)
+    if args.command == "bench":
+        from .cli_bench import cmd_bench
+
+        return cmd_bench(args)
     return 2

@@ -135,6 +135,12 @@ class UndoableEdits(QObject):
         self._last_matrices = matrices
         return snap
 
+    def set_row(self, name: str, row: int, values: Any, merge_key: str | None = None, text: str = "") -> bool:
+        """A whole row of a matrix (a dragged arrow in the Vector view) as one undo step; the moves of one drag
+        share a ``merge_key`` and merge."""
+        block = np.asarray(values, dtype=np.float64).reshape(1, -1)
+        return self.apply(text or f"Edit {name} row {row + 1}", lambda m: m.set_block(name, row, 0, block), merge_key)
+
     def set_cell(self, name: str, row: int, col: int, value: float, merge_key: str | None = None) -> bool:
         """One cell as one undo step (a scrub's steps share a ``merge_key`` and merge)."""
         m = self.model.matrices.get(name)

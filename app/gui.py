@@ -54,6 +54,15 @@ def run(self_test_dir: str | None = None) -> int:
     out = Path(self_test_dir) if self_test_dir else Path(tempfile.mkdtemp(prefix="attention-self-test-"))
     app.processEvents()
     written = window.self_test(out)
+    written.append(out / "flow.png")  # the Playground's Flow view (issue 13)
+    window.tab.flow.export(written[-1])
+    tab = window.tab  # the Vectors tab, and the 3D tab where OpenGL works (elsewhere it shows why not)
+    written += tab.vectors.self_test(out)
+    tab.view_tabs.setCurrentWidget(tab.surface)
+    app.processEvents()
+    written += tab.surface.self_test(out)
+    tab.view_tabs.setCurrentWidget(tab.pipeline)
+    written += window.lab.self_test(out)  # the Lab tab and its plots
     for path in written:
         print(path)
     ok = bool(written) and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in written)

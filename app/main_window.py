@@ -40,6 +40,7 @@ from .resources import resource_path
 from .session import SessionError, load_session, save_session
 from .settings import THEMES, Settings
 from .theme import ThemeController
+from .views.lab_host import LabHost
 from .views.pipeline import STEPS
 from .views.playground_tab import PlaygroundTab
 from .workers import QtRunner, run_in_background, wait_for_workers
@@ -107,6 +108,7 @@ class MainWindow(QMainWindow):
             self.splitter.restoreState(split)
         self.theme = ThemeController(self, self.settings.theme)
         self.theme.changed.connect(self._push_theme)
+        self.lab = LabHost(self)  # the Lab tab (app/views/lab_host.py): model now, widgets when first opened
         self.set_theme(self.settings.theme, save=False)
         self._show_status()
 
@@ -285,6 +287,7 @@ class MainWindow(QMainWindow):
         QApplication.sync()
         if self._training_panel is not None:
             self._training_panel.shutdown()
+        self.lab.shutdown()
         wait_for_workers(60)  # device detection, warm-up
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.set_splitter_state(self.splitter.saveState())

@@ -32,8 +32,10 @@ from attention_core.train_config import TrainConfig
 
 from .models.training_session import TrainingSession
 from .settings import Settings, data_dir
+from .views.flow_view import TrainingFlowView
 from .views.head_grid import HeadGrid
 from .views.side_panel import SideScroll
+from .views.training_causality import CausalityView
 from .views.training_compare import AblationView, CompareView
 from .views.training_export import TrainingExports
 from .views.training_heads import HeadsView
@@ -160,6 +162,9 @@ class TrainingPanel(QWidget):
         self.tabs.addTab(self.tryit, "Try it")
         self.tabs.addTab(self.ablation, "Ablate")
         self.tabs.addTab(self.compare, "Compare steps")
+        self.flow, self.causality = TrainingFlowView(self.session), CausalityView(self.session)
+        self.tabs.addTab(self.flow, "Flow")
+        self.tabs.addTab(self.causality, "Causality")
         split.addWidget(self.tabs)
         split.setSizes([310, 420])
         split.setChildrenCollapsible(False)
@@ -177,7 +182,7 @@ class TrainingPanel(QWidget):
 
     def set_dark(self, dark: bool) -> None:
         """The theme, from the window (``app/theme.py``), to every view that draws colours of its own."""
-        for view in (self.heads, self.plots, self.tryit, self.compare, self.ablation):
+        for view in (self.heads, self.plots, self.tryit, self.compare, self.ablation, self.flow, self.causality):
             view.set_dark(dark)
 
     # ================================================================== wiring

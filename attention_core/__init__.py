@@ -35,9 +35,15 @@ _LAZY = {
     "TrainingControl": "training", "train_reversal": "training", "write_history_csv": "training",
     "reversal_accuracy": "analysis", "sequence_accuracy": "analysis", "greedy_reverse": "analysis",
     "head_reversal_scores": "analysis", "probe_attention": "analysis",
+    "evaluate_reversal": "evaluation", "evaluation_due": "evaluation", "greedy_sequence_correct": "evaluation",
     "save_checkpoint": "checkpoint", "load_checkpoint": "checkpoint", "CheckpointError": "checkpoint",
     "atomic_write": "fileio",
     "Preset": "presets", "PRESET_NAMES": "presets", "get_preset": "presets", "random_preset": "presets",
+    "ScalingConfig": "scaling", "PointResult": "scaling", "MatmulLimit": "scaling", "ScalingRun": "scaling",
+    "iter_scaling": "scaling", "run_scaling": "scaling", "fit_slope": "scaling", "IMPLEMENTATIONS": "scaling",
+    "Projection": "projection", "pca_2d": "projection",
+    "CausalityProbe": "probe", "probe_model_causality": "probe", "probe_attention_causality": "probe",
+    "probe_preset_causality": "probe", "probe_checkpoint": "probe",
 }
 
 __all__ = [

@@ -15,11 +15,14 @@ from ..commands import UndoableEdits
 from ..models.explain import EXPLAIN_HINT
 from ..models.playground import PlaygroundModel
 from .controls import ControlsPanel
+from .flow_view import PlaygroundFlowView
 from .inputs_panel import InputsPanel, set_visible
 from .multihead_view import MultiHeadView
 from .pipeline import PipelineView
 from .side_panel import SideScroll
 from .steps_header import HeadsBanner, SharedRangeToggle
+from .surface_view import SurfaceView
+from .vector_view import VectorView
 
 
 class PlaygroundTab(QSplitter):
@@ -51,6 +54,12 @@ class PlaygroundTab(QSplitter):
             view.cellClicked.connect(self._on_click)
         self.view_tabs.addTab(self.pipeline, "Steps")
         self.view_tabs.addTab(self.multihead, "Multi-head")
+        self.vectors = VectorView(model, edits)  # queries and keys as arrows; drag to edit (d_k = 2)
+        self.view_tabs.addTab(self.vectors, "Vectors")
+        self.surface = SurfaceView(model)  # one step's map in 3D (OpenGL only once shown)
+        self.view_tabs.addTab(self.surface, "3D")
+        self.flow = PlaygroundFlowView(model)
+        self.view_tabs.addTab(self.flow, "Flow")
         self.view_tabs.currentChanged.connect(self._on_view_changed)
         # the Steps view's own switches: the colour-range option in the tab bar's corner (no height taken), the
         # heads banner above the maps while the Steps view is shown and Heads > 1 (its link opens Multi-head)
@@ -144,4 +153,7 @@ class PlaygroundTab(QSplitter):
     def set_dark(self, dark: bool) -> None:
         self.pipeline.set_dark(dark)
         self.multihead.set_dark(dark)
+        self.flow.set_dark(dark)
         self.inputs.set_dark(dark)
+        self.vectors.set_dark(dark)
+        self.surface.set_dark(dark)

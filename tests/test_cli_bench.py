@@ -1,0 +1,105 @@
+"""``attention-playground bench``: the scaling lab on the command line (CSV, JSON line, progress, refusals)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.cli import main
+from attention_core.scaling import CSV_COLUMNS, IMPLEMENTATIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _upper_half_slope(ns: list[int], secs: list[float]) -> float:
+    """The slope the bench reports, recomputed independently from the CSV (numpy's least squares)."""
+    order = np.argsort(ns)
+    x, y = np.log(np.asarray(ns, float)[order]), np.log(np.asarray(secs, float)[order])
+    k = max(0, min(len(x) // 2, len(x) - 2))
+    return float(np.polyfit(x[k:], y[k:], 1)[0])
+
+
+def _bench(out: Path) -> tuple[dict, str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    r = subprocess.run([sys.executable, "-m", "app", "bench", "--devices", "cpu", "--max-n", "512", "--repeat", "7",
+                        "--heads", "2", "--d", "32", "--threads", "1", "--out", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1  # one JSON line on stdout, nothing else
+    return json.loads(lines[0]), r.stderr
+
+
+def test_cpu_run_to_512_writes_every_column_and_quadratic_slopes(tmp_path):
+    """Single-threaded (torch --threads 1, BLAS through its environment variables), two heads, d = 32.
+
+    What is robust on this shared 2-core machine, and what is not (measured, see the report in README.md): the
+    wall-clock slope of one run scatters from 1.3 to 2.9 when other processes take a core during the largest
+    points (a point is ~35 ms; one such stall doubles it). The CPU time per call (``cpu_seconds``) does not count
+    the time another process held the core, and its slope stayed in 1.5–1.95 for the naive paths. So the window
+    [1.4, 2.3] is asserted on the CPU-time slope, with a second run if a neighbour's cache traffic still pushed
+    one out; the wall-clock slope gets a sanity bound only."""
+    tries = []
+    for attempt in range(2):
+        out = tmp_path / f"bench{attempt}.csv"
+        summary, err = _bench(out)
+        cpu = {impl: summary["series"][f"cpu/{impl}"]["cpu_slope"] for impl in ("naive-torch", "naive-numpy")}
+        tries.append(cpu)
+        if all(1.4 <= v <= 2.3 for v in cpu.values()):
+            break
+    else:
+        pytest.fail(f"CPU-time slopes of the naive paths outside [1.4, 2.3] in both runs: {tries}")
+    assert "bench: point" in err and "100%" in err  # progress on stderr (plain lines: not a terminal)
+    rows = list(csv.DictReader(out.open()))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    sizes = [16, 32, 64, 128, 256, 512]
+    assert [(r_["implementation"], int(r_["n"])) for r_ in rows] == [(i, n) for n in sizes for i in IMPLEMENTATIONS]
+    for row in rows:
+        assert row["device"] == "cpu" and row["skipped_reason"] == "" and float(row["seconds"]) > 0
+        assert float(row["peak_mib"]) >= 0 and row["peak_method"] in ("rss", "tracemalloc") and row["threads"] == "1"
+    for impl in IMPLEMENTATIONS:
+        mine = [r_ for r_ in rows if r_["implementation"] == impl]
+        series = summary["series"][f"cpu/{impl}"]
+        assert series["largest_n"] == 512
+        ns = [int(r_["n"]) for r_ in mine]
+        assert series["slope"] == pytest.approx(_upper_half_slope(ns, [float(r_["seconds"]) for r_ in mine]),
+                                                abs=1e-3)
+        assert series["cpu_slope"] == pytest.approx(
+            _upper_half_slope(ns, [float(r_["cpu_seconds"]) for r_ in mine]), abs=1e-3)
+    for impl in ("naive-torch", "naive-numpy"):
+        assert 1.0 <= summary["series"][f"cpu/{impl}"]["slope"] <= 3.5, summary  # wall clock: sanity only
+    # the numpy path's memory is traced exactly: three n×n float32 matrices at its peak grow as n²
+    assert 1.8 <= summary["series"]["cpu/naive-numpy"]["memory_slope"] <= 2.1
+    assert summary["matmul_gflops"]["cpu"] > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--out", "x.txt"], "--out must name a .csv file"),
+    (["--devices", "cuda:7", "--out", "x.csv"], "cuda:7 is not available here"),
+    (["--impl", "magic", "--out", "x.csv"], "unknown implementation 'magic'"),
+    (["--max-n", "4", "--out", "x.csv"], "max_n"),
+    (["--dtype", "int8", "--out", "x.csv"], "dtype"),
+])
+def test_bad_arguments_are_refused_with_the_reason(args, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_over_limit_points_appear_in_the_csv_with_their_reason(tmp_path, capsys):
+    out = tmp_path / "b.csv"
+    assert main(["bench", "--impl", "naive-numpy", "--min-n", "128", "--max-n", "512", "--repeat", "1",
+                 "--heads", "1", "--d", "8", "--memory-limit-mib", "1.5", "--out", str(out)]) == 0
+    rows = {int(r["n"]): r for r in csv.DictReader(out.open())}
+    assert rows[256]["skipped_reason"] == "" and float(rows[256]["seconds"]) > 0
+    assert rows[512]["skipped_reason"].startswith("needs ~3") and rows[512]["seconds"] == ""
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["series"]["cpu/naive-numpy"]["largest_n"] == 256
