@@ -333,7 +333,8 @@ class TrainingPanel(QWidget):
         QApplication.processEvents()
         written = []
         for name, widget in (("training-grid.png", self.head_grid), ("training-plots.png", self.plots),
-                             ("training-panel.png", self)):
+                             ("training-panel.png", self), ("training-flow.png", self.flow),
+                             ("training-causality.png", self.causality)):
             path = out_dir / name
             if widget.grab().save(str(path)):
                 written.append(path)

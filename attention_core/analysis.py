@@ -91,17 +91,26 @@ def head_reversal_scores(model: TinyTransformer, data: torch.Tensor, seq_len: in
     """
     if data.shape[0] == 0:
         raise ValueError("head_reversal_scores: data is empty")
-    _, _, weights = teacher_forced_predictions(model, data, seq_len, causal)
-    offset = 0 if alignment == "predict" else 1
     if alignment not in ("predict", "lesson"):
         raise ValueError(f"alignment must be 'predict' or 'lesson', got {alignment!r}")
+    _, _, weights = teacher_forced_predictions(model, data, seq_len, causal)
+    return head_scores_from_weights(weights, seq_len, alignment)
+
+
+def head_scores_from_weights(weights: list[torch.Tensor], seq_len: int,
+                             alignment: Literal["predict", "lesson"] = "predict") -> np.ndarray:
+    """``head_reversal_scores`` from teacher-forced attention weights already computed (per layer (N, H, T, T)),
+    so an evaluation that runs the forward pass anyway does not run it again."""
+    if alignment not in ("predict", "lesson"):
+        raise ValueError(f"alignment must be 'predict' or 'lesson', got {alignment!r}")
+    offset = 0 if alignment == "predict" else 1
     length = weights[0].shape[-1]
     p = np.arange(seq_len)
     queries = seq_len + offset + p
     keep = queries < length
     queries, expected = queries[keep], (seq_len - 1 - p)[keep]
     scores = np.zeros((len(weights), weights[0].shape[1]))
-    total = data.shape[0] * seq_len  # the lesson divides by every p, counted or not
+    total = weights[0].shape[0] * seq_len  # the lesson divides by every p, counted or not
     for li, w in enumerate(weights):
         argmax = w[:, :, queries, :].argmax(dim=-1).cpu().numpy()  # (N, H, P)
         hits = argmax == expected[None, None, :]
@@ -109,7 +118,7 @@ def head_reversal_scores(model: TinyTransformer, data: torch.Tensor, seq_len: in
     return scores
 
 
-@torch.no_grad()
+@torch.inference_mode()  # no autograd bookkeeping at all: this runs after every training step
 def probe_attention(model: TinyTransformer, sequence: torch.Tensor, causal: bool = True) -> list[np.ndarray]:
     """Attention maps for one full sequence (2L+1,), as fed in training (all but the last token):
     a list over layers of (H, 2L, 2L) float64 arrays."""

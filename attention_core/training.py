@@ -19,8 +19,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .analysis import greedy_reverse, head_reversal_scores, probe_attention
+from .analysis import probe_attention
 from .devices import resolve_device
+from .evaluation import evaluate_reversal, evaluate_reversal_reference, evaluation_due
 from .masks import causal_mask
 from .model import TinyTransformer
 from .tasks import generate_reversal_data, make_reversal_example
@@ -197,6 +198,8 @@ class ReversalTrainer:
         self._mask = (torch.as_tensor(causal_mask(2 * cfg.seq_len), device=self.device)
                       if cfg.causal else None)
         self.step_count = 0
+        self.batch_sequence_accuracy = float("nan")  # the last training batch's, see train_step
+        self._last_eval_step = 0
         self._unreported: tuple[float, float] | None = None  # a trained step whose report failed (see step)
         self.train_seconds = 0.0
         self._wall_start: float | None = None
@@ -251,36 +254,36 @@ class ReversalTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
-        acc = (rev_logits.argmax(-1) == rev_targets).float().mean()
+        hits = rev_logits.argmax(-1) == rev_targets
+        acc = hits.float().mean()
+        # teacher-forced, every token right: for a causal model that is the greedy exact-sequence accuracy on this
+        # batch (see ``evaluation``); the evaluation schedule reads it (``evaluation_due``)
+        self.batch_sequence_accuracy = float(hits.all(dim=1).float().mean())
         self.step_count += 1
         return float(loss.detach()), float(acc)
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, Any]:
         """Test loss, teacher-forced and greedy test accuracy, greedy accuracy on a fixed train subset, and
-        the per-head reversal scores (on the test set, ``alignment="predict"``)."""
-        cfg, L = self.config, self.config.seq_len
-        self.model.eval()
-        test = self.test_data
-        logits, _ = self.model(test[:, :-1], self._mask)
-        rev = logits[:, L:, :]
-        target = test[:, L + 1:]
-        test_loss = float(F.cross_entropy(rev.reshape(-1, rev.shape[-1]), target.reshape(-1)))
-        token_acc = float((rev.argmax(-1) == target).float().mean())
-        train_sub = self.train_data[: cfg.train_eval_size]
-        # one greedy pass over test and train inputs together: the cost is per forward, not per sequence
-        gen_all = greedy_reverse(self.model, torch.cat([test[:, :L], train_sub[:, :L]]), cfg.causal)
-        gen, gen_tr = gen_all[: len(test)], gen_all[len(test):]
-        seq_acc = float((gen == target).all(dim=1).float().mean())
-        train_seq_acc = (float((gen_tr == train_sub[:, L + 1:]).all(dim=1).float().mean())
-                         if len(train_sub) else float("nan"))
-        heads = head_reversal_scores(self.model, test[:100], L, causal=cfg.causal)
-        return {"test_loss": test_loss, "reversal_accuracy": token_acc, "sequence_accuracy": seq_acc,
-                "train_sequence_accuracy": train_seq_acc, "head_reversal_scores": heads}
+        the per-head reversal scores (on the first 100 test sequences, ``alignment="predict"``).
+
+        Computed by ``evaluation.evaluate_reversal``: one teacher-forced pass serves every figure, and the greedy
+        exact-sequence accuracy keeps its definition (``evaluate_reference`` decodes token by token)."""
+        cfg = self.config
+        return evaluate_reversal(self.model, self.test_data, self.train_data[: cfg.train_eval_size], cfg.seq_len,
+                                 cfg.causal)
+
+    def evaluate_reference(self) -> dict[str, Any]:
+        """``evaluate``'s figures computed the slow, literal way (``evaluation.evaluate_reversal_reference``: every
+        test and train-subset sequence decoded one token at a time); the tests and the benchmark compare the two."""
+        cfg = self.config
+        return evaluate_reversal_reference(self.model, self.test_data, self.train_data[: cfg.train_eval_size],
+                                           cfg.seq_len, cfg.causal)
 
     def _report(self, loss: float, train_accuracy: float, evaluate: bool) -> TrainingReport:
         if evaluate:
             self._last_eval = self.evaluate()
+            self._last_eval_step = self.step_count
         self.model.eval()
         probe = probe_attention(self.model, self.probe, self.config.causal)
         wall = 0.0 if self._wall_start is None else time.perf_counter() - self._wall_start
@@ -309,7 +312,11 @@ class ReversalTrainer:
                 raise
             self.train_seconds += time.perf_counter() - t0
         loss, acc = self._unreported
-        due = self.step_count % self.config.eval_every == 0 or self.finished
+        cfg = self.config
+        due = evaluation_due(self.step_count, cfg.total_steps, cfg.eval_every, cfg.evals_per_doubling,
+                             since_last=self.step_count - self._last_eval_step,
+                             batch_accuracy=self.batch_sequence_accuracy if cfg.causal else None,
+                             last_accuracy=self._last_eval.get("sequence_accuracy"))
         report = self._report(loss, acc, evaluate=due)
         self._unreported = None
         self.history.append(report)

@@ -56,8 +56,19 @@ def numbers_fit(hm: HeatmapWidget) -> bool:
     vals = hm.values()
     if vals.size == 0:
         return True
-    rect = hm.plot.getViewBox().sceneBoundingRect()
+    rect = hm.overlay.sceneBoundingRect()  # the cells themselves, as the overlay's paint maps them
     return hm.overlay.number_font(rect.width() / vals.shape[1], rect.height() / vals.shape[0]) is not None
+
+
+def natural_height(label: QLabel) -> int:
+    """The height ``label``'s words need at its box's width, whatever minimum height it has now."""
+    if not label.text():
+        return 0
+    kept = label.minimumHeight()
+    label.setMinimumHeight(0)
+    height = label.heightForWidth(max(label.parentWidget().width(), 1))
+    label.setMinimumHeight(kept)
+    return height
 
 
 class PipelineView(RedrawWhenShown, QWidget):
@@ -79,6 +90,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         self.boxes: list[QWidget] = []
         self.columns = 0
         self.small: set[str] = set()  # the maps whose cells are too small for numbers just now
+        self._words: tuple[str, ...] = ()  # the arrows' and captions' texts the rows were last aligned for
         self._notes_timer = QTimer(self)
         self._notes_timer.setSingleShot(True)
         self._notes_timer.timeout.connect(self._update_notes)
@@ -166,12 +178,15 @@ class PipelineView(RedrawWhenShown, QWidget):
         """Maps side by side start and end at the same height: the arrows (and the captions) of one row are as
         tall as the tallest of them. Without it, at 1024 px ③'s arrow wrapped to two lines and pushed ③ lower
         and smaller than ① and ② beside it."""
+        self.grid.activate()  # the boxes' widths for the current size, not the ones before the last resize
         names = list(STEPS)
         for first in range(0, len(names), self.columns):
             row = names[first:first + self.columns]
             for labels in (self.arrows, self.captions):
                 items = [labels[n] for n in row]
-                height = max(lab.heightForWidth(max(lab.width(), 1)) if lab.text() else 0 for lab in items)
+                # measured at the box's width (the label fills it: its own width can still be the old one), and
+                # without the minimum set last time (QLabel.heightForWidth never answers less than its minimum)
+                height = max(natural_height(lab) for lab in items)
                 for lab in items:
                     if lab.minimumHeight() != height:
                         lab.setMinimumHeight(height)
@@ -213,7 +228,10 @@ class PipelineView(RedrawWhenShown, QWidget):
             self.arrows[name].set_html(m.flow.get(name, ""))
         self.small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}  # at today's sizes
         self._show_captions()
-        self._notes_timer.start(0)  # the new words may wrap differently: align the rows once laid out
+        words = tuple(lab.text() for lab in (*self.arrows.values(), *self.captions.values()))
+        if words != self._words:  # new words may wrap differently: align the rows once laid out
+            self._words = words
+            self._notes_timer.start(0)
         self._on_explanation()
         self._on_pinned()
 
