@@ -196,6 +196,24 @@ def light_figure() -> tuple[Any, Any]:
     return fig, QVBoxLayout(fig)
 
 
+def uncache_items(widget: Any) -> list[tuple[Any, Any]]:
+    """Switch off the pixmap cache of every graphics item inside ``widget`` (the on-screen heatmaps cache their
+    axes); returns (item, old mode) to restore. A cached item would reach an SVG or PDF as a bitmap."""
+    from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
+
+    views = [widget] if isinstance(widget, QGraphicsView) else []
+    changed = []
+    for view in views + widget.findChildren(QGraphicsView):
+        if view.scene() is None:
+            continue
+        for item in view.scene().items():
+            mode = item.cacheMode()
+            if mode != QGraphicsItem.CacheMode.NoCache:
+                item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+                changed.append((item, mode))
+    return changed
+
+
 def render_widget(widget: Any, path: Path, title: str = "") -> None:
     """Render a widget to PNG (2x device pixel ratio), SVG or PDF (both vector), chosen by ``path``'s suffix;
     atomic write. ``title`` (plain text) goes into the file: PNG text chunk "Title", SVG ``<title>``, PDF title."""
@@ -241,11 +259,14 @@ def render_widget(widget: Any, path: Path, title: str = "") -> None:
                                                        "figure", QPageSize.SizeMatchPolicy.ExactMatch),
                                              QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
         painter = QPainter(device)
+        cached = uncache_items(widget)  # vector output: items that paint from a pixmap on screen paint for real
         try:
             painter.fillRect(QRect(0, 0, w, h), QColor("white"))
             widget.render(painter, QPoint(0, 0))
         finally:
             painter.end()
+            for item, mode in cached:
+                item.setCacheMode(mode)
     buf.close()
     atomic_write_bytes(path, bytes(data.data()))
 

@@ -19,7 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QMenu, QVBoxLayout, QWidget
 
 from ..rendering import check_heatmap, full_title, write_heatmap_csv
 from .export_button import heatmap_export_button
@@ -106,6 +106,14 @@ class HeatmapWidget(QWidget):
         for name in AXES:
             self.plot.getAxis(name).setStyle(tickLength=0, autoExpandTextSpace=True, hideOverlappingLabels=True)
         self.plot.getAxis("right").setStyle(tickLength=0)
+        # an edit repaints the cells, and the axes beside them with them; their labels rarely change, so on screen
+        # they paint from a pixmap (pyqtgraph's update() on a new tick or pen refreshes it): ~15-20 % of an edit's
+        # repaint at 16 x 64 in alternating runs (benchmarks/bench_gui_edit.py). Not in the widgets made for a file
+        # (context_menu False): an SVG or PDF would get the axes' text as a bitmap
+        if context_menu:
+            for axis in (*(self.plot.getAxis(n) for n in ("left", "bottom", "right", "top")),
+                         self.colorbar.getAxis("left"), self.colorbar.getAxis("right")):
+                axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         vb.sigResized.connect(self._on_view_resized)
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)

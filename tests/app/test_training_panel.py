@@ -457,7 +457,8 @@ def test_probe_can_be_typed_and_exports_write_files(panel, qtbot, tmp_path):
     assert [int(line.split(",")[0]) for line in lines[1:]] == list(range(7))
 
     written = panel.self_test(tmp_path / "self-test")
-    assert [p.name for p in written] == ["training-grid.png", "training-plots.png", "training-panel.png"]
+    assert [p.name for p in written] == ["training-grid.png", "training-plots.png", "training-panel.png",
+                                         "training-flow.png", "training-causality.png"]
     assert all(p.stat().st_size > 1000 for p in written)
 
 
