@@ -74,6 +74,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from .cli_bench import add_parser as add_bench_parser
 
     add_bench_parser(sub)
+    from .cli_lessons import add_parser as add_lessons_parser
+
+    add_lessons_parser(sub)
     return p
 
 
@@ -324,4 +327,8 @@ def main(argv: list[str]) -> int:
         from .cli_bench import cmd_bench
 
         return cmd_bench(args)
+    if args.command == "lessons":
+        from .cli_lessons import cmd_lessons
+
+        return cmd_lessons(args)
     return 2

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
-from . import __version__, presentation
+from . import __version__, learn, presentation
 from .commands import UndoableEdits
 from .models.playground import PlaygroundModel
 from .models.training_session import TrainingSession
@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
         self.lab = LabHost(self)  # the Lab tab (app/views/lab_host.py): model now, widgets when first opened
         self.set_theme(self.settings.theme, save=False)
         self._show_status()
+        self.learn = learn.install(self)  # the Learn dock, Help → Lessons, File → Open lesson… (app/learn.py)
 
     # ================================================================== menus
     def _build_menus(self) -> None:

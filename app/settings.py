@@ -14,12 +14,14 @@ ZOOM_RANGE = (0.5, 3.0)
 """The text zoom's limits (``Settings.zoom``): half to three times the desktop's font size."""
 
 
-def data_dir() -> Path:
-    """Where sessions, exports and models go by default (created on first use)."""
+def data_dir(create: bool = True) -> Path:
+    """Where sessions, exports, models and lesson progress go by default (created on first use; ``create=False``
+    for a path that is only written later, so merely starting the app leaves no folder behind)."""
     from platformdirs import user_data_dir
 
     path = Path(user_data_dir(APP_NAME, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
