@@ -219,6 +219,7 @@ class TrainingFlowView(RedrawWhenShown, FlowView):
 
     def current_data(self) -> FlowData | None:
         snap = self.session.shown_snapshot
+        self.layer_combo.setVisible(snap is not None)  # no model, no layers: no empty picker
         if snap is None:
             return None
         layers = len(snap.probe_weights)
