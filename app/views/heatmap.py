@@ -249,12 +249,13 @@ class HeatmapWidget(QWidget):
         self.plot.setTitle(text, color=title_color(self._dark), size=f"{pt:.2f}pt")
         self.graphics.setToolTip(self._title if text != self._title else "")
 
-    def set_colorbar_shown(self, shown: bool) -> None:
+    def set_colorbar_shown(self, shown: bool) -> bool:
         """Show or drop the colour bar, giving its width to the cells. Maps that share one range side by side
-        need it once: ``PipelineView`` keeps it on the last of them in each row."""
+        need it once: ``PipelineView`` keeps it on the last of them in each row. True when it changed (the
+        cells' size changes once laid out)."""
         cb = self.colorbar
         if cb.isVisible() == shown and self._colorbar_width is not None:
-            return
+            return False
         if self._colorbar_width is None:
             self._colorbar_width = (cb.minimumWidth(), cb.maximumWidth(), self.plot.layout.columnMinimumWidth(4))
         lo, hi, gap = self._colorbar_width
@@ -262,6 +263,7 @@ class HeatmapWidget(QWidget):
         cb.setMinimumWidth(lo if shown else 0)
         cb.setMaximumWidth(hi if shown else 0)
         self.plot.layout.setColumnFixedWidth(4, gap if shown else 0)
+        return True
 
     def set_column_groups(self, n: int) -> None:
         """Draw separators between ``n`` equal column groups (heads)."""

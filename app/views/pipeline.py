@@ -153,11 +153,14 @@ class PipelineView(RedrawWhenShown, QWidget):
         bar is ~60 px, and at 1024 px wide that is what ① and ② needed to keep their numbers."""
         shared = self.model.colours.shared
         names = list(STEPS)
+        changed = False
         for first in range(0, len(names), self.columns):
             row = names[first:first + self.columns]
             sharers = [n for n in row if shared and n in SHARED_STEPS]
             for n in row:
-                self.heatmaps[n].set_colorbar_shown(n not in sharers or n == sharers[-1])
+                changed |= self.heatmaps[n].set_colorbar_shown(n not in sharers or n == sharers[-1])
+        if changed:  # the cells grew or shrank: say again which maps hold their numbers, once laid out
+            self._notes_timer.start(0)
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)

@@ -127,3 +127,23 @@ def test_the_shared_range_choice_is_remembered(window, qtbot, tmp_path):
     fresh.confirm_on_close = False
     qtbot.addWidget(fresh)
     assert fresh.playground.shared_range  # the default
+
+
+def test_too_small_notes_follow_the_colour_bars_coming_and_going(window, qtbot):
+    """Switching the shared range gives ① and ② their colour bars back (narrower cells): the "too small for
+    numbers" notes must describe the cells as they are drawn afterwards, not as they were."""
+    from app.views.pipeline import SMALL_NOTE, numbers_fit
+
+    m = window.playground
+    m.set_mode("projection", "cross")
+    m.set_dim("Lk", 5)
+    window.resize(1024, 640)
+    qtbot.waitUntil(lambda: window.width() == 1024, timeout=2000)
+    pipe = window.pipeline
+    for shared in (False, True, False):
+        m.set_shared_range(shared)
+        qtbot.wait(150)  # laid out, then the notes
+        for name, hm in pipe.heatmaps.items():
+            fits = numbers_fit(hm)
+            assert (name in pipe.small) == (not fits)
+            assert (SMALL_NOTE in pipe.captions[name].text()) == (not fits)
