@@ -99,6 +99,11 @@ class PipelineView(RedrawWhenShown, QWidget):
             hm.setMinimumSize(*MAP_MIN)
             hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
             hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
+            # the "too small" notes depend on the cells' size in pixels, known once pyqtgraph has laid a map out
+            # (after the first show, a colour bar coming or going, a reflow): work them out again then
+            vb = hm.plot.getViewBox()
+            vb.sigResized.connect(lambda *_: self._notes_timer.start(0))
+            vb.sigTransformChanged.connect(lambda *_: self._notes_timer.start(0))
             cap = QLabel()
             cap.setObjectName("stepCaption")
             cap.setWordWrap(True)
