@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from attention_core.steps import STEP_NAMES  # torch-free
+from attention_core.task_shapes import POSITIONAL_KINDS, TASK_NAMES  # torch-free
 
 from .rendering import ExportContext, colorbar_label, full_title, step_title  # Qt-free
 
 if TYPE_CHECKING:
-    from attention_core.training import TrainingReport
+    from attention_core.train_config import TrainConfig
+    from attention_core.training import ReversalTrainer, TrainingReport
 
 VIEWS = (*STEP_NAMES, "pipeline")  # what `export --view` accepts
 
@@ -41,7 +43,8 @@ def _build_parser() -> argparse.ArgumentParser:
     sub.add_parser("gui", help="open the desktop app (the default)")
 
     t = sub.add_parser("train", help="train the tiny reversal transformer headless")
-    t.add_argument("--epochs", type=int, default=1, help="passes over the training set (default 1)")
+    t.add_argument("--epochs", type=int, default=None,
+                   help="passes over the training set (default 1; for copy, sort and induction their recipe's steps)")
     t.add_argument("--steps", type=int, default=None, help="train this many batches instead of --epochs")
     t.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     t.add_argument("--seed", type=int, default=0)
@@ -53,6 +56,13 @@ def _build_parser() -> argparse.ArgumentParser:
     t.add_argument("--heads", type=int, default=None)
     t.add_argument("--layers", type=int, default=None)
     t.add_argument("--no-causal", action="store_true", help="train without the causal mask (it leaks)")
+    t.add_argument("--task", choices=TASK_NAMES, default="reversal",
+                   help="reversal (default), copy, sort or induction; a task other than reversal starts from its "
+                        "default recipe (README), which the other flags override")
+    t.add_argument("--positional", choices=POSITIONAL_KINDS, default=None,
+                   help="position encoding: learned (default), sinusoidal, rotary or none")
+    t.add_argument("--attention-dropout", type=float, default=None, metavar="P",
+                   help="dropout on the attention weights while training, 0 to 0.9 (default 0)")
     t.add_argument("--out", required=True, help="folder for model.safetensors, config.json, history.csv")
     t.add_argument("--gif", metavar="FILE.gif", default=None,
                    help="also write the head grid's timeline as an animated GIF (one frame per recorded step)")
@@ -77,6 +87,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from .cli_lessons import add_parser as add_lessons_parser
 
     add_lessons_parser(sub)
+    from .cli_experiment import add_parser as add_experiment_parser
+
+    add_experiment_parser(sub)
     return p
 
 
@@ -173,30 +186,28 @@ def _animation_targets(args: argparse.Namespace) -> list[Path] | str:
     return targets
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    from attention_core.checkpoint import save_checkpoint
-    from attention_core.fileio import atomic_write
-    from attention_core.training import ReversalTrainer, TrainConfig, write_history_csv
-
+def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``TrainConfig`` options the ``train`` flags set (only those given)."""
     overrides = {k: v for k, v in {
         "epochs": args.epochs, "steps": args.steps, "device": args.device, "seed": args.seed, "lr": args.lr,
         "batch_size": args.batch_size, "seq_len": args.seq_len, "vocab_size": args.vocab_size,
         "d_model": args.d_model, "num_heads": args.heads, "num_layers": args.layers,
+        "positional": args.positional, "attention_dropout": args.attention_dropout,
     }.items() if v is not None}
+    if args.epochs is not None and args.steps is None:
+        overrides["steps"] = None  # epochs given: they decide, not a recipe's step count
     if args.no_causal:
         overrides["causal"] = False
-    targets = _animation_targets(args)
-    if isinstance(targets, str):
-        print(f"attention-playground train: {targets}", file=sys.stderr)
-        return 2
-    try:
-        config = TrainConfig(**overrides).validate()
-    except ValueError as exc:
-        print(f"attention-playground train: {exc}", file=sys.stderr)
-        return 2
-    out = Path(args.out)
+    return overrides
+
+
+def train_run(config: TrainConfig, out: Path, desc: str = "train") -> tuple[ReversalTrainer, dict[str, Any]]:
+    """Train ``config`` with a progress bar on stderr and write the run's folder (``write_run_folder``); returns
+    the trainer and its summary (the JSON ``train`` prints)."""
+    from attention_core.training import ReversalTrainer
+
     trainer = ReversalTrainer(config)
-    bar = Progress(config.total_steps, "train")
+    bar = Progress(config.total_steps, desc)
 
     def on_report(r: TrainingReport) -> None:
         bar.update(r.step, f"loss {r.loss:.3f} · seq-acc {r.sequence_accuracy:.1%}")
@@ -205,12 +216,38 @@ def cmd_train(args: argparse.Namespace) -> int:
         trainer.run(on_report)
     finally:
         bar.close()
-    summary = trainer.summary()
+    write_run_folder(out, trainer)
+    return trainer, trainer.summary()
+
+
+def write_run_folder(out: Path, trainer: ReversalTrainer) -> None:
+    """One trained run as ``train`` writes it: ``model.safetensors`` (weights + configs in its metadata),
+    ``config.json`` and ``history.csv``."""
+    from attention_core.checkpoint import save_checkpoint
+    from attention_core.fileio import atomic_write
+    from attention_core.training import write_history_csv
+
+    config = trainer.config
     save_checkpoint(out / "model.safetensors", trainer.model, extra={"train_config": config.to_dict()})
     config_json = json.dumps({"model_config": config.model_config().to_dict(), "train_config": config.to_dict()},
                              indent=2)
     atomic_write(out / "config.json", lambda fh: fh.write(config_json), text=True)
     write_history_csv(out / "history.csv", trainer.history)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from attention_core.experiments import task_recipe
+
+    targets = _animation_targets(args)
+    if isinstance(targets, str):
+        print(f"attention-playground train: {targets}", file=sys.stderr)
+        return 2
+    try:
+        config = task_recipe(args.task, **train_overrides(args)).validate()
+    except ValueError as exc:
+        print(f"attention-playground train: {exc}", file=sys.stderr)
+        return 2
+    trainer, summary = train_run(config, Path(args.out))
     for target in targets:
         summary[target.suffix.lower().lstrip(".")] = _write_animation(target, trainer)
     print(json.dumps(summary))
@@ -331,4 +368,8 @@ def main(argv: list[str]) -> int:
         from .cli_lessons import cmd_lessons
 
         return cmd_lessons(args)
+    if args.command == "experiment":
+        from .cli_experiment import cmd_experiment
+
+        return cmd_experiment(args)
     return 2

@@ -10,6 +10,10 @@ Public contract (used by the GUI, the CLI and users' scripts; names are stable):
 - ``MultiHeadAttention``, ``multi_head_steps``, ``parameter_count``, ``TinyTransformer``
 - ``generate_reversal_data``, ``TrainConfig``, ``ReversalTrainer``, ``TrainingControl``, ``train_reversal``,
   ``reversal_accuracy``, ``sequence_accuracy``, ``greedy_reverse``, ``head_reversal_scores``
+- tasks (``TASK_NAMES``: reversal, copy, sort, induction): ``generate_task_data``, ``make_task_example``,
+  ``ideal_pattern``, ``head_task_scores``, ``evaluate_task``, ``TaskTrainer``, ``train_task``, ``task_recipe``;
+  positions (``POSITIONAL_KINDS``): ``sinusoidal_table``, ``rotary_angles``, ``apply_rotary``
+- experiments: ``EXPERIMENT_PRESETS``, ``build_runs``, ``load_runs_file``, ``Experiment``, ``write_summary_csv``
 - ``available_devices()``, ``save_checkpoint``, ``load_checkpoint``, presets
 
 torch-backed names load lazily, so ``import attention_core`` for the numpy step path stays fast.
@@ -42,6 +46,13 @@ _LAZY = {
     "ScalingConfig": "scaling", "PointResult": "scaling", "MatmulLimit": "scaling", "ScalingRun": "scaling",
     "iter_scaling": "scaling", "run_scaling": "scaling", "fit_slope": "scaling", "IMPLEMENTATIONS": "scaling",
     "Projection": "projection", "pca_2d": "projection",
+    "TASK_NAMES": "task_shapes", "TASKS": "tasks", "Task": "tasks", "POSITIONAL_KINDS": "task_shapes", "generate_task_data": "tasks",
+    "make_task_example": "tasks", "ideal_pattern": "tasks", "head_task_scores": "analysis",
+    "greedy_generate": "analysis", "evaluate_task": "evaluation", "TaskTrainer": "training", "train_task": "training",
+    "sinusoidal_table": "positions", "apply_rotary": "positions", "rotary_angles": "positions",
+    "Experiment": "experiments", "ExperimentRun": "experiments", "EXPERIMENT_PRESETS": "experiments",
+    "EXPERIMENT_NAMES": "experiments", "TASK_RECIPES": "experiments", "task_recipe": "experiments",
+    "build_runs": "experiments", "load_runs_file": "experiments", "write_summary_csv": "experiments",
     "CausalityProbe": "probe", "probe_model_causality": "probe", "probe_attention_causality": "probe",
     "probe_preset_causality": "probe", "probe_checkpoint": "probe",
 }

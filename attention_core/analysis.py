@@ -47,6 +47,18 @@ def reversal_accuracy(model: TinyTransformer, data: torch.Tensor, seq_len: int, 
 
 
 @torch.no_grad()
+def greedy_generate(model: TinyTransformer, prompts: torch.Tensor, steps: int, causal: bool = True) -> torch.Tensor:
+    """Autoregressive greedy generation: from ``prompts`` (N, P), append the argmax token ``steps`` times;
+    returns the generated tokens (N, steps)."""
+    dev = _device(model)
+    seq = prompts.to(dev)
+    for _ in range(steps):
+        logits, _ = model(seq, _mask(seq.shape[1], causal, dev))
+        seq = torch.cat([seq, logits[:, -1, :].argmax(dim=-1, keepdim=True)], dim=1)
+    return seq[:, prompts.shape[1]:]
+
+
+@torch.no_grad()
 def greedy_reverse(model: TinyTransformer, inputs: torch.Tensor, causal: bool = True) -> torch.Tensor:
     """Autoregressive greedy generation: feed ``inputs + SEP``, append the argmax token L times.
 
@@ -55,13 +67,9 @@ def greedy_reverse(model: TinyTransformer, inputs: torch.Tensor, causal: bool = 
     """
     from .tasks import SEP
 
-    dev = _device(model)
     n, length = inputs.shape
-    seq = torch.cat([inputs.to(dev), torch.full((n, 1), SEP, dtype=torch.long, device=dev)], dim=1)
-    for _ in range(length):
-        logits, _ = model(seq, _mask(seq.shape[1], causal, dev))
-        seq = torch.cat([seq, logits[:, -1, :].argmax(dim=-1, keepdim=True)], dim=1)
-    return seq[:, length + 1:]
+    sep = torch.full((n, 1), SEP, dtype=torch.long, device=inputs.device)
+    return greedy_generate(model, torch.cat([inputs, sep], dim=1), length, causal)
 
 
 @torch.no_grad()
@@ -116,6 +124,49 @@ def head_scores_from_weights(weights: list[torch.Tensor], seq_len: int,
         hits = argmax == expected[None, None, :]
         scores[li] = hits.sum(axis=(0, 2)) / total
     return scores
+
+
+def pattern_scores_from_weights(weights: list[torch.Tensor], pattern: torch.Tensor) -> np.ndarray:
+    """(layers, heads) in [0, 1]: over the rows where ``pattern`` (N, T, T) bool names an ideal key, the fraction
+    whose highest-weight key (per layer (N, H, T, T) weights) is one of them."""
+    rows = pattern.any(dim=-1)  # (N, T): the scored queries
+    count = int(rows.sum())
+    if count == 0:
+        raise ValueError("the pattern scores no query")
+    scores = np.zeros((len(weights), weights[0].shape[1]))
+    pat = pattern.to(weights[0].device)
+    for li, w in enumerate(weights):
+        argmax = w.argmax(dim=-1, keepdim=True)  # (N, H, T, 1)
+        hit = torch.gather(pat[:, None].expand(-1, w.shape[1], -1, -1), -1, argmax)[..., 0]  # (N, H, T)
+        scores[li] = (hit & rows[:, None].to(hit.device)).sum(dim=(0, 2)).cpu().numpy() / count
+    return scores
+
+
+def head_entropy_from_weights(weights: list[torch.Tensor]) -> np.ndarray:
+    """(layers, heads): each head's attention entropy in nats, averaged over sequences and query rows
+    (-sum w log w per row; a row on one key is 0)."""
+    out = np.zeros((len(weights), weights[0].shape[1]))
+    for li, w in enumerate(weights):
+        w64 = w.double()
+        ent = -(w64 * torch.log(w64.clamp_min(1e-300))).sum(dim=-1)  # (N, H, T)
+        out[li] = ent.mean(dim=(0, 2)).cpu().numpy()
+    return out
+
+
+@torch.no_grad()
+def head_task_scores(model: TinyTransformer, task: str, data: torch.Tensor, seq_len: int,
+                     causal: bool = True) -> np.ndarray:
+    """(layers, heads) in [0, 1]: how often a head's highest-weight key is where ``task``'s ideal pattern
+    (``tasks.ideal_pattern``) says, over the queries that predict its answer. ``head_task_scores(m, "reversal", …)``
+    equals ``head_reversal_scores(m, …)``."""
+    from .tasks import ideal_pattern
+
+    if data.shape[0] == 0:
+        raise ValueError("head_task_scores: data is empty")
+    dev = _device(model)
+    x = data[:, :-1].to(dev)
+    _, weights = model(x, _mask(x.shape[1], causal, dev))
+    return pattern_scores_from_weights(weights, ideal_pattern(task, data.to(dev), seq_len))
 
 
 @torch.inference_mode()  # no autograd bookkeeping at all: this runs after every training step

@@ -120,6 +120,8 @@ HISTORY_FORMAT = "attention-playground/training-history"
 _REPORT_SCALARS = ("step", "total_steps", "epoch", "loss", "train_accuracy", "evaluated", "test_loss",
                    "reversal_accuracy", "sequence_accuracy", "train_sequence_accuracy", "seconds", "wall_seconds")
 
+_REPORT_ARRAYS = ("head_task_scores", "head_entropy")
+
 
 def history_path(model_path: str | Path) -> Path:
     """Where a model's recorded history lives: ``NAME.history.safetensors`` beside ``NAME.safetensors``."""
@@ -145,6 +147,10 @@ def save_history(path: str | Path, entries: list[tuple[Any, list[int], dict[str,
         row["has_params"] = params is not None
         rows.append(row)
         tensors[f"{key}/head_reversal_scores"] = np.ascontiguousarray(report.head_reversal_scores, dtype=np.float64)
+        for name in _REPORT_ARRAYS:  # optional (None in a history recorded before they existed)
+            value = getattr(report, name, None)
+            if value is not None:
+                tensors[f"{key}/{name}"] = np.ascontiguousarray(value, dtype=np.float64)
         for li, w in enumerate(report.probe_weights):
             tensors[f"{key}/probe_weights/{li}"] = np.ascontiguousarray(w, dtype=np.float64)
         for name, value in (params or {}).items():
@@ -184,9 +190,10 @@ def load_history(path: str | Path) -> list[tuple[Any, list[int], dict[str, Any] 
             prefix = f"{key}/param/"
             params = ({k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
                       if row.get("has_params") else None)
+            arrays: dict[str, Any] = {name: tensors.get(f"{key}/{name}") for name in _REPORT_ARRAYS}
             report = TrainingReport(**{name: row[name] for name in _REPORT_SCALARS},
                                     head_reversal_scores=tensors[f"{key}/head_reversal_scores"],
-                                    probe_weights=weights)
+                                    probe_weights=weights, **arrays)
             out.append((report, [int(t) for t in row["probe"]], params))
     except CheckpointError:
         raise

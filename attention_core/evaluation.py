@@ -25,11 +25,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .analysis import _device, _mask, greedy_reverse, head_reversal_scores, head_scores_from_weights
+from .analysis import (
+    _device,
+    _mask,
+    greedy_generate,
+    head_entropy_from_weights,
+    head_reversal_scores,
+    head_scores_from_weights,
+    head_task_scores,
+    pattern_scores_from_weights,
+)
 from .model import TinyTransformer
 
 HEAD_SCORE_ROWS = 100  # head_reversal_scores is measured on the first 100 test sequences (as before)
@@ -37,21 +45,20 @@ TARGET_ACCURACY = 0.99  # the accuracy the app and the benchmarks wait for (see 
 
 
 @torch.no_grad()
-def greedy_sequence_correct(model: TinyTransformer, inputs: torch.Tensor, targets: torch.Tensor,
-                            causal: bool = True) -> torch.Tensor:
-    """(N,) bool: whether greedy generation from ``inputs + SEP`` (as ``greedy_reverse``) yields ``targets``.
+def greedy_answer_correct(model: TinyTransformer, prompts: torch.Tensor, targets: torch.Tensor,
+                          causal: bool = True) -> torch.Tensor:
+    """(N,) bool: whether greedy generation from ``prompts`` (N, P) (as ``greedy_generate``) yields ``targets``
+    (N, A).
 
     Batched over the whole set; a sequence leaves the batch at its first wrong token, and the loop stops when every
     sequence is wrong. Exact for any model, causal or not (see the module notes).
     """
-    from .tasks import SEP
-
     dev = _device(model)
-    n, length = inputs.shape
+    n, length = targets.shape
     targets = targets.to(dev)
     correct = torch.ones(n, dtype=torch.bool, device=dev)
     alive = torch.arange(n, device=dev)
-    seq = torch.cat([inputs.to(dev), torch.full((n, 1), SEP, dtype=torch.long, device=dev)], dim=1)
+    seq = prompts.to(dev)
     for p in range(length):
         logits, _ = model(seq, _mask(seq.shape[1], causal, dev))
         token = logits[:, -1, :].argmax(dim=-1)
@@ -63,63 +70,101 @@ def greedy_sequence_correct(model: TinyTransformer, inputs: torch.Tensor, target
     return correct
 
 
-@torch.inference_mode()
-def evaluate_reversal(model: TinyTransformer, test: torch.Tensor, train_subset: torch.Tensor, seq_len: int,
-                      causal: bool = True, head_rows: int = HEAD_SCORE_ROWS) -> dict[str, Any]:
-    """The figures of one evaluation, as ``ReversalTrainer.evaluate`` reports them.
+@torch.no_grad()
+def greedy_sequence_correct(model: TinyTransformer, inputs: torch.Tensor, targets: torch.Tensor,
+                            causal: bool = True) -> torch.Tensor:
+    """(N,) bool: whether greedy generation from ``inputs + SEP`` (as ``greedy_reverse``) yields ``targets``."""
+    from .tasks import SEP
 
-    ``test_loss`` (cross-entropy) and ``reversal_accuracy`` (per-token, teacher-forced) on ``test``;
-    ``sequence_accuracy`` / ``train_sequence_accuracy``: greedy exact-sequence accuracy on ``test`` /
-    ``train_subset`` (NaN if it is empty); ``head_reversal_scores`` on the first ``head_rows`` test sequences
-    (``alignment="predict"``). One teacher-forced pass over test and train sequences together serves them all
-    (plus, for a model without the causal mask, the batched early-stopping greedy decode).
+    sep = torch.full((inputs.shape[0], 1), SEP, dtype=torch.long, device=inputs.device)
+    return greedy_answer_correct(model, torch.cat([inputs, sep], dim=1), targets, causal)
+
+
+@torch.inference_mode()
+def evaluate_task(model: TinyTransformer, task: str, test: torch.Tensor, train_subset: torch.Tensor, seq_len: int,
+                  causal: bool = True, head_rows: int = HEAD_SCORE_ROWS) -> dict[str, Any]:
+    """The figures of one evaluation of a ``task`` model, as the trainer reports them.
+
+    ``test_loss`` (cross-entropy) and ``reversal_accuracy`` (per-token teacher-forced accuracy on the answer; the
+    name is the reversal lesson's, the figure is any task's) on ``test``; ``sequence_accuracy`` /
+    ``train_sequence_accuracy``: greedy exact-sequence accuracy on ``test`` / ``train_subset`` (NaN if it is
+    empty); on the first ``head_rows`` test sequences: ``head_reversal_scores`` (the reversal pattern,
+    ``alignment="predict"``), ``head_task_scores`` (the task's ideal pattern) and ``head_entropy`` (mean attention
+    entropy per head, nats). One teacher-forced pass over test and train sequences together serves them all (plus,
+    for a model without the causal mask, the batched early-stopping greedy decode).
     """
+    from .tasks import ideal_pattern, prompt_length
+
     model.eval()
     dev = _device(model)
     n_test, L = len(test), seq_len
+    first = prompt_length(task, L) - 1  # the first query that predicts an answer token
     data = torch.cat([test, train_subset]).to(dev)
     logits, weights = model(data[:, :-1], _mask(data.shape[1] - 1, causal, dev))
-    rev, target = logits[:, L:, :], data[:, L + 1:]
-    rev_test, target_test = rev[:n_test], target[:n_test]
-    test_loss = float(F.cross_entropy(rev_test.reshape(-1, rev_test.shape[-1]), target_test.reshape(-1)))
-    hits = rev.argmax(-1) == target
+    ans, target = logits[:, first:, :], data[:, first + 1:]
+    ans_test, target_test = ans[:n_test], target[:n_test]
+    test_loss = float(F.cross_entropy(ans_test.reshape(-1, ans_test.shape[-1]), target_test.reshape(-1)))
+    hits = ans.argmax(-1) == target
     token_acc = float(hits[:n_test].float().mean())
     if causal:
         seq_ok = hits.all(dim=1)
     else:
-        seq_ok = greedy_sequence_correct(model, data[:, :L], target, causal=False)
+        seq_ok = greedy_answer_correct(model, data[:, :first + 1], target, causal=False)
     seq_acc = float(seq_ok[:n_test].float().mean())
     train_seq_acc = float(seq_ok[n_test:].float().mean()) if len(train_subset) else math.nan
     rows = min(head_rows, n_test)
     if rows == 0:
-        raise ValueError("evaluate_reversal: the test set is empty")
-    heads: np.ndarray = head_scores_from_weights([w[:rows] for w in weights], seq_len)
+        raise ValueError("evaluate_task: the test set is empty")
+    head_w = [w[:rows] for w in weights]
     return {"test_loss": test_loss, "reversal_accuracy": token_acc, "sequence_accuracy": seq_acc,
-            "train_sequence_accuracy": train_seq_acc, "head_reversal_scores": heads}
+            "train_sequence_accuracy": train_seq_acc,
+            "head_reversal_scores": head_scores_from_weights(head_w, seq_len),
+            "head_task_scores": pattern_scores_from_weights(head_w, ideal_pattern(task, data[:rows], L)),
+            "head_entropy": head_entropy_from_weights(head_w)}
 
+
+def evaluate_reversal(model: TinyTransformer, test: torch.Tensor, train_subset: torch.Tensor, seq_len: int,
+                      causal: bool = True, head_rows: int = HEAD_SCORE_ROWS) -> dict[str, Any]:
+    """``evaluate_task`` for the reversal task (its figures under their historical names)."""
+    return evaluate_task(model, "reversal", test, train_subset, seq_len, causal, head_rows)
 
 
 @torch.no_grad()
+def evaluate_task_reference(model: TinyTransformer, task: str, test: torch.Tensor, train_subset: torch.Tensor,
+                            seq_len: int, causal: bool = True, head_rows: int = HEAD_SCORE_ROWS) -> dict[str, Any]:
+    """``evaluate_task``'s figures the slow, literal way (the evaluation before issue 15): every test and
+    train-subset sequence decoded one token at a time by ``greedy_generate``, the head scores from their own
+    pass."""
+    from .tasks import prompt_length
+
+    model.eval()
+    dev, L = _device(model), seq_len
+    first = prompt_length(task, L) - 1
+    test, train_subset = test.to(dev), train_subset.to(dev)
+    logits, weights = model(test[:, :-1], _mask(test.shape[1] - 1, causal, dev))
+    ans, target = logits[:, first:, :], test[:, first + 1:]
+    test_loss = float(F.cross_entropy(ans.reshape(-1, ans.shape[-1]), target.reshape(-1)))
+    token_acc = float((ans.argmax(-1) == target).float().mean())
+    both = torch.cat([test, train_subset])
+    generated = greedy_generate(model, both[:, :first + 1], both.shape[1] - first - 1, causal)
+    gen, gen_train = generated[: len(test)], generated[len(test):]
+    seq_acc = float((gen == target).all(dim=1).float().mean())
+    train_seq_acc = (float((gen_train == train_subset[:, first + 1:]).all(dim=1).float().mean())
+                     if len(train_subset) else math.nan)
+    head_w = [w[:head_rows] for w in weights]
+    return {"test_loss": test_loss, "reversal_accuracy": token_acc, "sequence_accuracy": seq_acc,
+            "train_sequence_accuracy": train_seq_acc,
+            "head_reversal_scores": head_reversal_scores(model, test[:head_rows], L, causal=causal),
+            "head_task_scores": head_task_scores(model, task, test[:head_rows], L, causal=causal),
+            "head_entropy": head_entropy_from_weights(head_w)}
+
+
 def evaluate_reversal_reference(model: TinyTransformer, test: torch.Tensor, train_subset: torch.Tensor,
                                 seq_len: int, causal: bool = True, head_rows: int = HEAD_SCORE_ROWS
                                 ) -> dict[str, Any]:
-    """``evaluate_reversal``'s figures the slow, literal way (the evaluation before issue 15): every test and
-    train-subset sequence decoded one token at a time by ``greedy_reverse``, the head scores from their own pass."""
-    model.eval()
-    dev, L = _device(model), seq_len
-    test, train_subset = test.to(dev), train_subset.to(dev)
-    logits, _ = model(test[:, :-1], _mask(test.shape[1] - 1, causal, dev))
-    rev, target = logits[:, L:, :], test[:, L + 1:]
-    test_loss = float(F.cross_entropy(rev.reshape(-1, rev.shape[-1]), target.reshape(-1)))
-    token_acc = float((rev.argmax(-1) == target).float().mean())
-    generated = greedy_reverse(model, torch.cat([test[:, :L], train_subset[:, :L]]), causal)
-    gen, gen_train = generated[: len(test)], generated[len(test):]
-    seq_acc = float((gen == target).all(dim=1).float().mean())
-    train_seq_acc = (float((gen_train == train_subset[:, L + 1:]).all(dim=1).float().mean())
-                     if len(train_subset) else math.nan)
-    heads = head_reversal_scores(model, test[:head_rows], L, causal=causal)
-    return {"test_loss": test_loss, "reversal_accuracy": token_acc, "sequence_accuracy": seq_acc,
-            "train_sequence_accuracy": train_seq_acc, "head_reversal_scores": heads}
+    """``evaluate_task_reference`` for the reversal task."""
+    return evaluate_task_reference(model, "reversal", test, train_subset, seq_len, causal, head_rows)
+
 
 def evaluation_due(step: int, total_steps: int, eval_every: int, evals_per_doubling: int | None = 1, *,
                    since_last: int | None = None, batch_accuracy: float | None = None,

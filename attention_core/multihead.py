@@ -42,13 +42,23 @@ class MultiHeadAttention(nn.Module):
     ``forward(query, key, value, mask=None) -> (output (B, Lq, d_model), weights (B, H, Lq, Lk))``.
     ``mask``: bool or 0/1, numpy or torch, broadcastable to (B, H, Lq, Lk); True = may attend.
     ``head_mask`` (H,), not saved with the weights: 0 switches a head's output off (ablation).
+    ``rotary``: rotate q and k by their positions (``positions.apply_rotary``) before the scores.
+    ``dropout``: drop attention weights while training (as in the report; ``eval()`` turns it off); the returned
+    weights are those before dropout, the ones the model's attention *is*.
     """
 
     head_mask: torch.Tensor  # a non-persistent buffer (register_buffer below)
 
-    def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
+    def __init__(self, d_model: int, num_heads: int, bias: bool = True, *, rotary: bool = False,
+                 dropout: float = 0.0) -> None:
         super().__init__()
         self.d_k = check_heads(d_model, num_heads)
+        if rotary and self.d_k % 2:
+            raise ValueError(f"rotary positions need an even head width d_k, got {self.d_k}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"attention dropout must be in [0, 1), got {dropout}")
+        self.rotary = rotary
+        self.dropout = nn.Dropout(dropout)
         self.d_model = d_model
         self.num_heads = num_heads
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
@@ -75,6 +85,11 @@ class MultiHeadAttention(nn.Module):
         q = self._split(self.W_q(query))
         k = self._split(self.W_k(key))
         v = self._split(self.W_v(value))
+        if self.rotary:
+            from .positions import apply_rotary, rotary_angles
+
+            q = apply_rotary(q, rotary_angles(q.shape[-2], self.d_k, device=q.device))
+            k = apply_rotary(k, rotary_angles(k.shape[-2], self.d_k, device=k.device))
         scores = (q @ k.transpose(-1, -2)) * default_scale(self.d_k)  # (B, H, Lq, Lk)
         m = mask_to_torch(mask, scores.device)
         if m is not None:
@@ -85,7 +100,7 @@ class MultiHeadAttention(nn.Module):
                     f"mask of shape {tuple(m.shape)} does not broadcast to scores {tuple(scores.shape)}"
                 ) from None
         weights = masked_softmax(scores, m)
-        heads = weights @ v  # (B, H, Lq, d_k)
+        heads = self.dropout(weights) @ v  # (B, H, Lq, d_k); dropout is the identity in eval()
         heads = heads * self.head_mask.view(1, -1, 1, 1)
         concat = heads.transpose(1, 2).reshape(b, lq, self.d_model)
         return self.W_o(concat), weights
@@ -105,6 +120,15 @@ class MultiHeadAttention(nn.Module):
             return out
 
         q, k, v = proj(self.W_q, query, "query"), proj(self.W_k, key, "key"), proj(self.W_v, value, "value")
+        if self.rotary:  # the same rotation as forward, in float64, head by head
+            from .positions import apply_rotary, rotary_angles
+
+            def rot(a: np.ndarray) -> np.ndarray:
+                heads_ = torch.from_numpy(split_heads(a, self.num_heads)).double()
+                turned = apply_rotary(heads_, rotary_angles(a.shape[0], self.d_k).double()).numpy()
+                return np.swapaxes(turned, 0, 1).reshape(a.shape)
+
+            q, k = rot(q), rot(k)
         gate = self.head_mask.detach().cpu().double().numpy()
         wo = self.W_o.weight.detach().cpu().double().numpy().T
         bo = None if self.W_o.bias is None else self.W_o.bias.detach().cpu().double().numpy()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .devices import resolve_device
 from .heads import check_heads
+from .task_shapes import MAX_ATTENTION_DROPOUT, POSITIONAL_KINDS, prompt_length, sequence_length, task_problems
 
 if TYPE_CHECKING:
     from .model import ModelConfig
@@ -53,6 +54,9 @@ class TrainConfig:
     causal: bool = True
     cpu_threads: int | None = 1
     evals_per_doubling: int | None = 1
+    task: str = "reversal"
+    positional: str = "learned"
+    attention_dropout: float = 0.0
 
     @classmethod
     def lesson_recipe(cls, **overrides: Any) -> TrainConfig:
@@ -84,6 +88,15 @@ class TrainConfig:
             problems.append(f"evals_per_doubling must be >= 1 or None (got {self.evals_per_doubling})")
         if self.cpu_threads is not None and self.cpu_threads < 1:
             problems.append(f"cpu_threads must be >= 1 or None (got {self.cpu_threads})")
+        problems += task_problems(self.task, self.seq_len, self.vocab_size)
+        if self.positional not in POSITIONAL_KINDS:
+            problems.append(f"positional must be one of {', '.join(POSITIONAL_KINDS)} (got {self.positional!r})")
+        elif self.positional == "rotary" and (self.d_model // self.num_heads) % 2:
+            problems.append(f"rotary positions need an even head width (d_model / heads = "
+                            f"{self.d_model // self.num_heads})")
+        if not (isinstance(self.attention_dropout, (int, float)) and 0.0 <= self.attention_dropout
+                <= MAX_ATTENTION_DROPOUT):
+            problems.append(f"attention dropout must be in [0, {MAX_ATTENTION_DROPOUT}] (got {self.attention_dropout})")
         if problems:
             raise ValueError("; ".join(problems))
         resolve_device(self.device)
@@ -91,8 +104,13 @@ class TrainConfig:
 
     @property
     def sequence_length(self) -> int:
-        """Length of one full example, input + SEP + reversed."""
-        return 2 * self.seq_len + 1
+        """Length of one full example: input + SEP + answer (2L + 1); input twice for induction (2L)."""
+        return sequence_length(self.task, self.seq_len)
+
+    @property
+    def prompt_length(self) -> int:
+        """Tokens given before the scored answer (``task_shapes.prompt_length``)."""
+        return prompt_length(self.task, self.seq_len)
 
     @property
     def steps_per_epoch(self) -> int:
@@ -106,7 +124,8 @@ class TrainConfig:
         from .model import ModelConfig  # imports torch: only when a model is built
 
         return ModelConfig(self.vocab_size, self.d_model, self.num_heads, self.num_layers,
-                           max_seq_len=self.sequence_length)
+                           max_seq_len=self.sequence_length, positional=self.positional,
+                           attention_dropout=float(self.attention_dropout))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,10 +21,10 @@ import torch.nn.functional as F
 
 from .analysis import probe_attention
 from .devices import resolve_device
-from .evaluation import evaluate_reversal, evaluate_reversal_reference, evaluation_due
+from .evaluation import evaluate_task, evaluate_task_reference, evaluation_due
 from .masks import causal_mask
 from .model import TinyTransformer
-from .tasks import generate_reversal_data, make_reversal_example
+from .tasks import generate_task_data, make_task_example
 from .train_config import TrainConfig
 
 
@@ -36,6 +36,9 @@ class TrainingReport:
     ``head_reversal_scores`` come from the latest evaluation (``evaluated`` says whether it ran at this
     step; step 0 is the untrained model). ``probe_weights``: per layer (H, 2L, 2L) attention of the probe.
     ``seconds`` counts training compute only (evaluation excluded); ``wall_seconds`` counts everything.
+    ``head_task_scores`` (the run's task's ideal pattern, ``tasks.ideal_pattern``) and ``head_entropy`` (mean
+    attention entropy per head, nats), both (layers, heads), come from the latest evaluation too (None in a history
+    recorded before they existed).
     """
 
     step: int
@@ -52,6 +55,8 @@ class TrainingReport:
     probe_weights: list[np.ndarray] = field(repr=False)
     seconds: float
     wall_seconds: float
+    head_task_scores: np.ndarray | None = field(default=None, repr=False)
+    head_entropy: np.ndarray | None = field(default=None, repr=False)
 
     HISTORY_COLUMNS = ("step", "epoch", "loss", "train_accuracy", "test_loss", "reversal_accuracy",
                        "sequence_accuracy", "train_sequence_accuracy", "seconds", "wall_seconds")
@@ -175,7 +180,8 @@ def write_history_csv(path: str | Path, reports: Sequence[TrainingReport]) -> No
 
 
 class ReversalTrainer:
-    """Owns model, optimiser and data for one seeded run. Same config = same initialisation and batches."""
+    """Owns model, optimiser and data for one seeded run of ``config.task`` (reversal by default; every task of
+    ``tasks.TASKS`` trains the same way). Same config = same initialisation and batches."""
 
     def __init__(self, config: TrainConfig | None = None, probe: Sequence[int] | torch.Tensor | None = None
                  ) -> None:
@@ -188,14 +194,14 @@ class ReversalTrainer:
             torch.manual_seed(cfg.seed)
             self.model = TinyTransformer.from_config(cfg.model_config()).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.lr)
-        self.train_data = generate_reversal_data(cfg.train_size, cfg.seq_len, cfg.vocab_size,
-                                                 seed=cfg.seed * 2 + 1).to(self.device)
-        self.test_data = generate_reversal_data(cfg.test_size, cfg.seq_len, cfg.vocab_size,
-                                                seed=cfg.seed * 2 + 2).to(self.device)
+        self.train_data = generate_task_data(cfg.task, cfg.train_size, cfg.seq_len, cfg.vocab_size,
+                                             seed=cfg.seed * 2 + 1).to(self.device)
+        self.test_data = generate_task_data(cfg.task, cfg.test_size, cfg.seq_len, cfg.vocab_size,
+                                            seed=cfg.seed * 2 + 2).to(self.device)
         self._batch_gen = torch.Generator().manual_seed(cfg.seed + 12345)
         self._order = torch.empty(0, dtype=torch.long)
         self._cursor = 0
-        self._mask = (torch.as_tensor(causal_mask(2 * cfg.seq_len), device=self.device)
+        self._mask = (torch.as_tensor(causal_mask(cfg.sequence_length - 1), device=self.device)
                       if cfg.causal else None)
         self.step_count = 0
         self.batch_sequence_accuracy = float("nan")  # the last training batch's, see train_step
@@ -212,17 +218,19 @@ class ReversalTrainer:
 
     # --- data -------------------------------------------------------------------------------------------
     def set_probe(self, tokens: Sequence[int] | torch.Tensor) -> None:
-        """Probe = the sequence whose attention maps are recorded; give the L input tokens or a full
-        2L+1 sequence."""
+        """Probe = the sequence whose attention maps are recorded; give the L input tokens or a full sequence
+        (``config.sequence_length`` tokens; only its first L are read)."""
         t = torch.as_tensor(tokens, dtype=torch.long).reshape(-1)
-        L = self.config.seq_len
-        if t.numel() == L:
-            t = make_reversal_example(t)
-        if t.numel() != 2 * L + 1 or bool((t[:L] < 2).any()) or bool((t >= self.config.vocab_size).any()):
-            raise ValueError(
-                f"probe: give {L} tokens in [2, {self.config.vocab_size - 1}] (got {t.tolist()})"
-            )
-        self.probe = make_reversal_example(t[:L])
+        cfg = self.config
+        L = cfg.seq_len
+        distinct = " distinct" if cfg.task == "induction" else ""
+        if t.numel() not in (L, cfg.sequence_length) or bool((t[:L] < 2).any()) or bool(
+                (t >= cfg.vocab_size).any()):
+            raise ValueError(f"probe: give {L}{distinct} tokens in [2, {cfg.vocab_size - 1}] (got {t.tolist()})")
+        try:
+            self.probe = make_task_example(cfg.task, t[:L])
+        except ValueError as exc:
+            raise ValueError(f"probe: {exc}") from None
 
     def _next_batch(self) -> torch.Tensor:
         n, bs = self.config.train_size, self.config.batch_size
@@ -244,12 +252,12 @@ class ReversalTrainer:
 
     def train_step(self) -> tuple[float, float]:
         """One optimiser step on one batch; returns (loss, per-token accuracy on that batch)."""
-        L = self.config.seq_len
+        first = self.config.prompt_length - 1  # the first query that predicts an answer token
         self.model.train()
         batch = self._next_batch()
         x, y = batch[:, :-1], batch[:, 1:]
         logits, _ = self.model(x, self._mask)
-        rev_logits, rev_targets = logits[:, L:, :], y[:, L:]
+        rev_logits, rev_targets = logits[:, first:, :], y[:, first:]
         loss = F.cross_entropy(rev_logits.reshape(-1, rev_logits.shape[-1]), rev_targets.reshape(-1))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -270,15 +278,15 @@ class ReversalTrainer:
         Computed by ``evaluation.evaluate_reversal``: one teacher-forced pass serves every figure, and the greedy
         exact-sequence accuracy keeps its definition (``evaluate_reference`` decodes token by token)."""
         cfg = self.config
-        return evaluate_reversal(self.model, self.test_data, self.train_data[: cfg.train_eval_size], cfg.seq_len,
-                                 cfg.causal)
+        return evaluate_task(self.model, cfg.task, self.test_data, self.train_data[: cfg.train_eval_size],
+                             cfg.seq_len, cfg.causal)
 
     def evaluate_reference(self) -> dict[str, Any]:
         """``evaluate``'s figures computed the slow, literal way (``evaluation.evaluate_reversal_reference``: every
         test and train-subset sequence decoded one token at a time); the tests and the benchmark compare the two."""
         cfg = self.config
-        return evaluate_reversal_reference(self.model, self.test_data, self.train_data[: cfg.train_eval_size],
-                                           cfg.seq_len, cfg.causal)
+        return evaluate_task_reference(self.model, cfg.task, self.test_data,
+                                       self.train_data[: cfg.train_eval_size], cfg.seq_len, cfg.causal)
 
     def _report(self, loss: float, train_accuracy: float, evaluate: bool) -> TrainingReport:
         if evaluate:
@@ -366,10 +374,29 @@ class ReversalTrainer:
         return {
             "epochs": last.epoch, "steps": last.step, "loss": last.loss,
             "reversal_accuracy": last.reversal_accuracy, "sequence_accuracy": last.sequence_accuracy,
+            "task": self.config.task, "positional": self.config.positional,
+            "attention_dropout": self.config.attention_dropout, "causal": self.config.causal,
             "head_reversal_scores": np.round(last.head_reversal_scores, 4).tolist(),
+            "head_task_scores": _rounded(last.head_task_scores),
+            "head_entropy": _rounded(last.head_entropy),
             "seconds": round(last.seconds, 4), "wall_seconds": round(last.wall_seconds, 4),
             "device": str(self.device), "seed": self.config.seed,
         }
+
+
+def _rounded(values: np.ndarray | None) -> list[Any] | None:
+    return None if values is None else np.round(values, 4).tolist()
+
+
+TaskTrainer = ReversalTrainer
+"""The trainer of every task (``config.task``); ``ReversalTrainer`` is its historical name."""
+
+
+def train_task(config: TrainConfig | None = None, callback: Callable[[TrainingReport], Any] | None = None,
+               control: TrainingControl | None = None) -> ReversalTrainer:
+    """Build a trainer for ``config.task``, run it to the end, return it (``trainer.history`` holds every
+    report)."""
+    return train_reversal(config, callback, control)
 
 
 def train_reversal(config: TrainConfig | None = None, callback: Callable[[TrainingReport], Any] | None = None,
