@@ -66,7 +66,9 @@ class VectorSpace:
         self.draggable = False
         self.axis_labels = ("", "")
         self.value_axis_note = ""
-        playground.events.result.connect(self._update)  # a new token name, mask or scale recomputes the result too
+        self.live = True  # False while no one looks (the view's tab hidden): results only mark the geometry stale
+        self._stale = False
+        playground.events.result.connect(self._on_result)  # a new token name, mask or scale recomputes it too
         self._update()
 
     # ------------------------------------------------------------------ reading
@@ -125,8 +127,27 @@ class VectorSpace:
         row = np.round(np.asarray(point, dtype=np.float64)[:d_k], int(decimals)) + 0.0  # no -0.0
         return ("Q" if kind == "q" else "K"), row
 
+    def set_live(self, live: bool) -> None:
+        """Follow every playground result (True), or only mark the picture stale until live again (False: the two
+        SVDs of a projection cost ~1 ms an edit, for a tab nobody sees). Going live catches up at once."""
+        self.live = bool(live)
+        if self.live and self._stale:
+            self._update()
+
+    def ensure_current(self) -> None:
+        """Bring the geometry up to date if results arrived while not live (an export of a hidden tab)."""
+        if self._stale:
+            self._update()
+
     # ------------------------------------------------------------------ internals
+    def _on_result(self) -> None:
+        if self.live:
+            self._update()
+        else:
+            self._stale = True
+
     def _update(self) -> None:
+        self._stale = False
         pg = self.playground
         c = pg.computation
         q, k, v = (np.asarray(a, dtype=np.float64) for a in (c.q, c.k, c.v))

@@ -102,7 +102,17 @@ class VectorView(RedrawWhenShown, QWidget):
         self._on_geometry()
 
     # ------------------------------------------------------------------ drawing
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        self.space.set_live(True)  # catches up (one geometry event) before RedrawWhenShown redraws
+        super().showEvent(event)
+
+    def hideEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        if self.window().isVisible():  # behind another tab; a hidden or never-shown window stays live (scripts)
+            self.space.set_live(False)
+        super().hideEvent(event)
+
     def redraw(self) -> None:
+        self.space.ensure_current()
         self._stale = False
         self.plot.draw(self.space, self.options, self.space.hovered)
         if self._fit_pending and self._drag is None:
@@ -250,6 +260,7 @@ def write_vectors(path: str | Path, space: VectorSpace, options: DrawOptions, mo
     from ..rendering import ensure_application, full_title, light_figure, render_widget, title_html
 
     ensure_application()
+    space.ensure_current()
     context = playground_context(model)
     title = export_title(space)
     fig, box = light_figure()

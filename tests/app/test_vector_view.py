@@ -163,3 +163,26 @@ def check_export(view, tmp_path):
 
     assert "Queries (blue) and keys (orange)" in QImage(str(tmp_path / "v.png")).text("Title")
     assert "<title>" in (tmp_path / "v.svg").read_text()
+
+
+def test_hidden_vectors_tab_waits_and_catches_up_when_shown(window, qtbot):
+    """Behind another tab the Vectors model does no geometry per edit (two SVDs); shown again, it is current."""
+    from attention_core import pca_2d
+
+    view = show_vectors(window, qtbot, "lesson-random-4x8")  # d_k = 8: a PCA plane
+    tab = window.tab
+    tab.view_tabs.setCurrentWidget(tab.pipeline)
+    qtbot.waitUntil(lambda: not view.isVisible(), timeout=3000)
+    before = view.space.queries.copy()
+    seen = []
+    view.space.events.geometry.connect(lambda: seen.append(1))
+    q_before = window.playground.computation.q.copy()
+    assert window.edits.set_cell("X", 0, 0, 5.0)  # projection mode: Q = X W_Q moves
+    assert not np.array_equal(window.playground.computation.q, q_before)  # the edit changed the queries
+    assert seen == [] and np.array_equal(view.space.queries, before)  # nothing computed for a hidden tab
+    tab.view_tabs.setCurrentWidget(view)
+    qtbot.waitUntil(lambda: view.isVisible(), timeout=3000)
+    c = window.playground.computation  # the Q and K attention used
+    expected = pca_2d(np.vstack([c.q, c.k])).coords[: len(c.q)]
+    np.testing.assert_allclose(view.space.queries, expected, atol=1e-12)
+    assert len(seen) == 1
