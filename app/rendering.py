@@ -196,6 +196,36 @@ def light_figure() -> tuple[Any, Any]:
     return fig, QVBoxLayout(fig)
 
 
+def write_titled_figure(path: str | Path, title: str, context: ExportContext | str | None, view: Any,
+                        fill: Any = None, size: tuple[int, int] = (900, 640)) -> str:
+    """An exported figure: ``view`` (a fresh widget, light theme) under a title naming what and when (``context``),
+    rendered to ``path`` (PNG, SVG or PDF) and then deleted. ``fill(view)`` draws into it once it sits in the
+    figure. Returns the plain title (also in the file's metadata). The one way every plot export builds its
+    figure: the window's own widgets are left alone (their theme, their size)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel
+
+    from .qt_compat import delete_now
+
+    ensure_application()
+    fig, box = light_figure()
+    label = QLabel(title_html(title, context, size_pt=9.0))
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    label.setWordWrap(True)
+    box.addWidget(label)
+    box.addWidget(view, 1)
+    try:
+        if fill is not None:
+            fill(view)
+        fig.resize(*size)
+        plain = full_title(title, context)
+        render_widget(fig, Path(path), title=plain)
+    finally:
+        delete_now(fig)
+    return plain
+
+
 def uncache_items(widget: Any) -> list[tuple[Any, Any]]:
     """Switch off the pixmap cache of every graphics item inside ``widget`` (the on-screen heatmaps cache their
     axes); returns (item, old mode) to restore. A cached item would reach an SVG or PDF as a bitmap."""

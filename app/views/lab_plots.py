@@ -226,26 +226,8 @@ class LabPlots(QWidget):
 def write_lab_plots(path: str | Path, lab: ScalingLab, context: str = "") -> str:
     """Both plots as one figure for a file (PNG, SVG or PDF): a fresh ``LabPlots`` in the light theme under a title
     naming the run (``context``). Returns the plain title, also in the file's metadata."""
-    from PySide6.QtWidgets import QLabel
-
-    from ..qt_compat import delete_now
-    from ..rendering import ensure_application, full_title, light_figure, render_widget, title_html
+    from ..rendering import ensure_application, write_titled_figure
 
     ensure_application()
-    title = "Attention cost against sequence length n"
-    fig, box = light_figure()
-    label = QLabel(title_html(title, context, size_pt=9.0))
-    label.setTextFormat(Qt.TextFormat.RichText)
-    label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-    label.setWordWrap(True)
-    plots = LabPlots()
-    box.addWidget(label)
-    box.addWidget(plots, 1)
-    try:
-        plots.redraw(lab)
-        fig.resize(1100, 520)
-        plain = full_title(title, context)
-        render_widget(fig, Path(path), title=plain)
-    finally:
-        delete_now(fig)
-    return plain
+    return write_titled_figure(path, "Attention cost against sequence length n", context, LabPlots(),
+                               lambda plots: plots.redraw(lab), size=(1100, 520))

@@ -62,9 +62,10 @@ class TrainingPlots(QWidget):
         self.acc_plot = self.graphics.addPlot(row=1, col=0)
         self._acc_keys = ("train_accuracy", "reversal_accuracy", "train_sequence_accuracy", "sequence_accuracy")
         self.narrow_legend = False
-        self.setToolTip("Token accuracy: the share of reversed tokens right with the true previous tokens given "
-                        "(teacher forcing). Sequence accuracy: the share of sequences the model reverses exactly "
-                        "when it generates greedily from its own outputs.")
+        self.setToolTip("Token accuracy: the share of answer tokens right with the true previous tokens given "
+                        "(teacher forcing). Sequence accuracy: the share of sequences whose whole answer (reversed, "
+                        "copied, sorted or continued: the run's task) the model gets exactly right when it "
+                        "generates greedily from its own outputs.")
         self.curves: dict[str, pg.PlotDataItem] = {}
         for plot, title, keys in (
             (self.loss_plot, LOSS_TITLE, ("loss", "test_loss")),
@@ -241,27 +242,11 @@ def write_plots(path: str | Path, history: TrainingHistory, *, shown_step: int, 
     """The curves as a figure for a file (PNG, SVG or PDF): a fresh ``TrainingPlots`` in the light theme under a
     title that says what and when (``context``: task, step, accuracy), the shown step marked. The window's own
     plots are left alone (their theme, their size). Returns the plain title, also in the file's metadata."""
-    from PySide6.QtWidgets import QLabel
+    from ..rendering import ensure_application, write_titled_figure
 
-    from ..qt_compat import delete_now
-    from ..rendering import ensure_application, full_title, light_figure, render_widget, title_html
-
-    ensure_application()
-    title = "Training curves: loss and accuracy"
-    fig, box = light_figure()
-    label = QLabel(title_html(title, context, size_pt=9.0))
-    label.setTextFormat(Qt.TextFormat.RichText)
-    label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-    label.setWordWrap(True)
-    plots = TrainingPlots()
-    box.addWidget(label)
-    box.addWidget(plots, 1)
-    try:
+    def fill(plots: TrainingPlots) -> None:
         plots.set_series(history.series(), max_step=max_step, joined=history.complete)
         plots.set_cursor(shown_step)
-        fig.resize(900, 640)
-        plain = full_title(title, context)
-        render_widget(fig, Path(path), title=plain)
-    finally:
-        delete_now(fig)
-    return plain
+
+    ensure_application()
+    return write_titled_figure(path, "Training curves: loss and accuracy", context, TrainingPlots(), fill)
