@@ -41,3 +41,19 @@ def panel(window, qtbot, monkeypatch):
     window.training.set_speed(None)  # as fast as possible
     yield p
     window.set_theme("light", save=False)
+
+
+@pytest.fixture
+def finish_run(panel, qtbot):
+    """``finish_run(config)``: train ``config`` in the Training tab to its end (asserting it finished, not stopped
+    or failed) and return the panel."""
+
+    def run(config):
+        panel.form.set_config(config)
+        assert panel.session.start()
+        qtbot.waitUntil(lambda: panel.session.run_state in ("finished", "stopped", "error"), timeout=60_000)
+        assert panel.session.run_state == "finished", panel.session.last_error
+        qtbot.wait(100)
+        return panel
+
+    return run

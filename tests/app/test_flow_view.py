@@ -13,7 +13,6 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 from app.models.flow import MAX_LINE_WIDTH
-from app.training_panel import TrainingPanel
 
 
 def hand_weights(q, k, mask=None):
@@ -126,19 +125,10 @@ TINY = dict(seq_len=3, vocab_size=6, d_model=8, num_heads=2, num_layers=2, steps
 
 
 @pytest.fixture
-def trained_panel(window, qtbot, monkeypatch):
+def trained_panel(finish_run):
     from attention_core.train_config import TrainConfig
 
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
-    p = window.training_panel
-    window.tabs.setCurrentWidget(p)
-    qtbot.waitExposed(p)
-    window.training.set_speed(None)
-    p.form.set_config(TrainConfig(**TINY))
-    assert p.session.start()
-    qtbot.waitUntil(lambda: p.session.run_state == "finished", timeout=60_000)
-    qtbot.wait(100)
-    return p
+    return finish_run(TrainConfig(**TINY))
 
 
 def reference_maps(session, index):

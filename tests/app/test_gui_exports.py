@@ -11,7 +11,6 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
-from app.training_panel import TrainingPanel
 from app.views.pipeline import STEPS
 
 
@@ -73,20 +72,10 @@ def test_file_menu_exports_the_pipeline_figure(window, monkeypatch, tmp_path):
 
 # ---------------------------------------------------------------------------------------------------- training
 @pytest.fixture
-def trained(window, qtbot, monkeypatch):
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
+def trained(finish_run):
     from attention_core.train_config import TrainConfig
 
-    p = window.training_panel
-    window.tabs.setCurrentWidget(p)
-    qtbot.waitExposed(p)
-    window.training.set_speed(None)
-    p.form.set_config(TrainConfig(steps=8))
-    p.run_controls.start_button.click()
-    qtbot.waitUntil(lambda: p.session.run_state in ("finished", "stopped", "error"), timeout=60_000)
-    assert p.session.run_state == "finished", p.session.last_error
-    qtbot.wait(200)
-    return p
+    return finish_run(TrainConfig(steps=8))
 
 
 def test_training_grid_plots_and_head_export_with_step_task_and_accuracy(trained, monkeypatch, tmp_path):
