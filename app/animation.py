@@ -38,12 +38,12 @@ HOLD_LAST_S = 2.0
 
 
 def history_from_reports(reports: Sequence[TrainingReport], probe: Sequence[int], seq_len: int,
-                         causal: bool = True) -> TrainingHistory:
+                         causal: bool = True, task: str = "reversal") -> TrainingHistory:
     """A ``TrainingHistory`` from a trainer's reports (what the CLI has): one snapshot per report, on ``probe``
-    (the full 2L+1 probe sequence the maps were recorded on)."""
+    (the full probe sequence of ``task`` the maps were recorded on)."""
     history = TrainingHistory()
     for report in reports:
-        history.add(Snapshot.from_report(report, [int(t) for t in probe], seq_len, causal))
+        history.add(Snapshot.from_report(report, [int(t) for t in probe], seq_len, causal, task=task))
     return history
 
 
@@ -56,7 +56,7 @@ def frame_size(layers: int, heads: int) -> tuple[int, int]:
 
 
 def frame_title(history: TrainingHistory, index: int, total_steps: int | None = None,
-                task: str = TASK) -> tuple[str, str]:
+                task: str | None = None) -> tuple[str, str]:
     """(title, context line) of frame ``index``: "Heads at step 12 / 79" and "reversal task · test sequence
     accuracy 45% (at step 12) · probe 3 7 9 → 9 7 3"."""
     snap = history[index]
@@ -65,10 +65,10 @@ def frame_title(history: TrainingHistory, index: int, total_steps: int | None = 
     accuracy = None
     if at is not None:
         accuracy = float(history[history.index_of_step(at)].report.sequence_accuracy)
-    context = ExportContext(task=task, accuracy=accuracy, accuracy_step=at if at != snap.step else None,
+    context = ExportContext(task=task or snap.task, accuracy=accuracy, accuracy_step=at if at != snap.step else None,
                             causal=snap.causal)
     inputs = token_labels(snap.probe[: snap.seq_len])
-    line = " · ".join([context.line(), f"probe {' '.join(inputs)} → {' '.join(reversed(inputs))}"])
+    line = " · ".join([context.line(), f"probe {' '.join(inputs)} → {' '.join(token_labels(snap.answer))}"])
     return f"Heads at step {snap.step} / {total}", line
 
 
@@ -97,12 +97,13 @@ def _figure(layers: int, heads: int) -> Any:
     return fig
 
 
-def _draw(fig: Any, history: TrainingHistory, index: int, total_steps: int | None, task: str) -> str:
+def _draw(fig: Any, history: TrainingHistory, index: int, total_steps: int | None, task: str | None) -> str:
     """Show snapshot ``index`` on the frame widget (maps, numbers, sparklines so far, title); returns the title."""
     snap = history[index]
     fig.grid.set_maps(snap.probe_weights, snap.labels, seq_len=snap.seq_len, causal=snap.causal,
-                      reversal=snap.reversal_scores, entropy=snap.entropy, focus=snap.focus)
-    steps, rev = history.head_series("reversal", upto=index)
+                      reversal=snap.task_scores, entropy=snap.entropy, focus=snap.focus, ideal=snap.ideal,
+                      score_name=snap.score_name)
+    steps, rev = history.head_series("task", upto=index)
     _, foc = history.head_series("focus", upto=index)
     last = total_steps if total_steps is not None else history[len(history) - 1].step
     fig.grid.set_sparklines(steps, rev, foc, cursor_step=snap.step, max_step=last, joined=history.complete)
@@ -111,7 +112,7 @@ def _draw(fig: Any, history: TrainingHistory, index: int, total_steps: int | Non
     return full_title(title, line)
 
 
-def _frames(history: TrainingHistory, total_steps: int | None, task: str,
+def _frames(history: TrainingHistory, total_steps: int | None, task: str | None,
             size: tuple[int, int] | None) -> tuple[Any, Callable[[int], np.ndarray]]:
     """The frame widget and a function that renders frame ``index`` as an (h, w, 3) uint8 array."""
     from PySide6.QtWidgets import QApplication
@@ -135,7 +136,7 @@ def _frames(history: TrainingHistory, total_steps: int | None, task: str,
 
 
 def write_timeline(path: str | Path, history: TrainingHistory, *, total_steps: int | None = None,
-                   task: str = TASK, fps: float | None = None, size: tuple[int, int] | None = None,
+                   task: str | None = None, fps: float | None = None, size: tuple[int, int] | None = None,
                    progress: Callable[[int, int], Any] | None = None,
                    cancelled: Callable[[], bool] | None = None) -> Path | None:
     """Write ``history`` as an animated GIF or an MP4 (by ``path``'s suffix), one frame per recorded step.
@@ -262,7 +263,7 @@ class _Mp4Writer:
 
 
 def export_head_grid(path: str | Path, history: TrainingHistory, index: int = -1, *,
-                     total_steps: int | None = None, task: str = TASK) -> str:
+                     total_steps: int | None = None, task: str | None = None) -> str:
     """One frame of the timeline as a still (PNG, SVG or PDF): the head grid at snapshot ``index`` with the same
     title (task, step, accuracy, probe). Returns the plain title, also written into the file."""
     from .qt_compat import delete_now

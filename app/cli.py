@@ -260,7 +260,7 @@ def _write_animation(target: Path, trainer: Any) -> str:
     from .animation import history_from_reports, write_timeline
 
     cfg = trainer.config
-    history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal)
+    history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal, task=cfg.task)
     bar = Progress(len(history), f"write {target.name}", unit="frame")
     try:
         write_timeline(target, history, total_steps=cfg.total_steps, progress=lambda done, _n: bar.update(done))

@@ -40,7 +40,7 @@ from .resources import resource_path
 from .session import SessionError, load_session, save_session
 from .settings import THEMES, Settings
 from .theme import ThemeController
-from .views.lab_host import LabHost
+from .views import experiment_host, lab_host
 from .views.pipeline import STEPS
 from .views.playground_tab import PlaygroundTab
 from .workers import QtRunner, run_in_background, wait_for_workers
@@ -108,7 +108,8 @@ class MainWindow(QMainWindow):
             self.splitter.restoreState(split)
         self.theme = ThemeController(self, self.settings.theme)
         self.theme.changed.connect(self._push_theme)
-        self.lab = LabHost(self)  # the Lab tab (app/views/lab_host.py): model now, widgets when first opened
+        self.lab = lab_host.LabHost(self)  # the Lab tab (app/views/lab_host.py): model now, widgets when first opened
+        self.experiments = experiment_host.ExperimentsHost(self)  # the Experiments tab, the same way
         self.set_theme(self.settings.theme, save=False)
         self._show_status()
         self.learn = learn.install(self)  # the Learn dock, Help → Lessons, File → Open lesson… (app/learn.py)
@@ -339,8 +340,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, lambda: self.training_panel)
         if index == 0:
             self._show_status()  # the status line describes the playground's current result
-        else:
-            self.statusBar().showMessage("Training: the reversal task of lesson 2.3 (see the panel's set-up)")
+        elif self.tabs.widget(index) in (self._training_holder, self._training_panel):
+            self.statusBar().showMessage(f"Training: {self.training.status}")  # its run, task and state
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)

@@ -287,7 +287,7 @@ class TrainingPanel(QWidget):
 
     def _save_dialog(self) -> None:
         latest = self.session.history.latest
-        name = f"reversal-step{latest.step if latest is not None else 0}.safetensors"
+        name = f"{latest.task}-step{latest.step}.safetensors" if latest is not None else "model.safetensors"
         path, _ = QFileDialog.getSaveFileName(self, "Save model", str(_models_dir() / name), "Models (*.safetensors)")
         if not path:
             return

@@ -138,7 +138,8 @@ def differing_options(configs: Sequence[TrainConfig]) -> list[str]:
     return sorted(names, key=lambda k: (_NAME_ORDER.index(k) if k in _NAME_ORDER else len(_NAME_ORDER), k))
 
 
-def _format(value: Any) -> str:
+def format_option(value: Any) -> str:
+    """An option's value as a legend, a table cell and a run name show it: yes/no, 0.1, 4, rotary."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -148,7 +149,7 @@ def _format(value: Any) -> str:
 
 def run_label(config: TrainConfig, options: Sequence[str]) -> str:
     """``causal=no · num_heads=4``: the options that tell a run apart ("run" when none differs)."""
-    label = " · ".join(f"{k}={_format(getattr(config, k))}" for k in options)
+    label = " · ".join(f"{k}={format_option(getattr(config, k))}" for k in options)
     return label or "run"
 
 

@@ -60,7 +60,7 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
     entries = load_history(hp) if hp.is_file() else None
     if entries and int(entries[-1][0].step) != int(extra.get("step", -1)):
         entries = None  # a history of another save of that name: do not pair them
-    why = history_misfit(entries or [], model, train_config.seq_len)
+    why = history_misfit(entries or [], model, train_config.seq_len, train_config.task)
     if why:
         raise CheckpointError(f"{hp}: damaged training history ({why})")
     complete = bool(entries) and bool(extra.get("history_complete", True))
@@ -74,35 +74,41 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
         trainer = trainer_from_checkpoint(model, meta)
         cfg = trainer.config
         if entries:
-            snaps = [Snapshot.from_report(r, probe, cfg.seq_len, cfg.causal, params) for r, probe, params in entries]
+            snaps = [Snapshot.from_report(r, probe, cfg.seq_len, cfg.causal, params, task=cfg.task)
+                     for r, probe, params in entries]
             trainer.history = [r for r, _, _ in entries]
             trainer.probe = torch.tensor(entries[-1][1], dtype=torch.long)
             return trainer, snaps
         probe = [int(t) for t in trainer.probe.tolist()]
         first, last = trainer.history
-        return trainer, [Snapshot.from_report(first, probe, cfg.seq_len, cfg.causal, initial_params(cfg)),
-                         Snapshot.from_report(last, probe, cfg.seq_len, cfg.causal, params_of(trainer.model))]
+        return trainer, [
+            Snapshot.from_report(first, probe, cfg.seq_len, cfg.causal, initial_params(cfg), task=cfg.task),
+            Snapshot.from_report(last, probe, cfg.seq_len, cfg.causal, params_of(trainer.model), task=cfg.task)]
 
     return factory, note
 
 
-def history_misfit(entries: list, model: object, seq_len: int) -> str:
+def history_misfit(entries: list, model: object, seq_len: int, task: str = "reversal") -> str:
     """"" when every recorded step fits the model (parameters, maps, head scores, probe), else the first misfit: a
     history that passed ``load_history`` can still hold tensors of another shape or name, which would fail only
     later, when Try it or Ablate rebuilds that step's model or a view draws its maps."""
     import numpy as np
 
+    from attention_core.task_shapes import sequence_length
+
     shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}  # type: ignore[attr-defined]
     mc = model.config  # type: ignore[attr-defined]
-    maps = (mc.num_heads, 2 * seq_len, 2 * seq_len)
+    length = sequence_length(task, seq_len)
+    maps = (mc.num_heads, length - 1, length - 1)
     for report, probe, params in entries:
         step = report.step
         if params is not None and {k: tuple(np.shape(v)) for k, v in params.items()} != shapes:
             return f"the parameters of step {step} do not fit the model"
         if len(report.probe_weights) != mc.num_layers or any(np.shape(w) != maps for w in report.probe_weights):
             return f"the attention maps of step {step} do not fit the model"
-        if np.shape(report.head_reversal_scores) != (mc.num_layers, mc.num_heads):
+        if any(scores is not None and np.shape(scores) != (mc.num_layers, mc.num_heads) for scores in
+               (report.head_reversal_scores, report.head_task_scores, report.head_entropy)):
             return f"the head scores of step {step} do not fit the model"
-        if len(probe) != 2 * seq_len + 1:
+        if len(probe) != length:
             return f"the probe of step {step} does not fit the model"
     return ""

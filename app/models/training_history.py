@@ -1,10 +1,12 @@
-"""The Training tab's record of a run, without Qt or torch: snapshots, the history series, the playback cursor.
+"""The Training tab's record of a run, without Qt (torch only where a snapshot's ideal pattern is first asked for):
+snapshots, the history series, the playback cursor.
 
-Conventions (the same as ``attention_core.analysis``): a probe is one full reversal example
-``[x_0 .. x_{L-1}, SEP, x_{L-1} .. x_0]`` of length 2L+1; the model reads all but its last token, so every
-attention map is (2L, 2L) with queries as rows and keys as columns. The query at position ``L + p`` predicts the
-p-th reversed token, which is the input token at position ``L - 1 - p``: those (query, key) cells form the
-"ideal anti-diagonal" (``mirrored_cells``).
+Conventions (the same as ``attention_core.analysis``): a probe is one full example of the run's task
+(``attention_core.tasks``), e.g. reversal's ``[x_0 .. x_{L-1}, SEP, x_{L-1} .. x_0]`` of length 2L+1 (2L for
+induction); the model reads all but its last token, so every attention map is (T-1, T-1) with queries as rows and
+keys as columns. The queries from ``prompt_length - 1`` on predict the answer; where a head that solves the task
+looks from each of them is the task's *ideal pattern* (``Snapshot.ideal``; for reversal the anti-diagonal,
+``mirrored_cells``).
 """
 
 from __future__ import annotations
@@ -18,10 +20,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attention_core.metrics import attention_entropy, focus_score
+from attention_core.task_shapes import prompt_length, sequence_length
 from attention_core.vocab import token_labels
 
 if TYPE_CHECKING:
     from attention_core.training import TrainingReport
+
+TASK_SCORE_NAMES = {"reversal": "rev", "copy": "copy", "sort": "sort", "induction": "ind"}
+"""The short name of each task's head score, under each map and in the tables (``rev`` = reversal score)."""
 
 Params = dict[str, np.ndarray]
 """A model's parameters at one step: ``state_dict`` names -> numpy copies (about 110 kB for the default model)."""
@@ -66,6 +72,9 @@ class Snapshot:
     focus: np.ndarray = field(default=None, repr=False)  # type: ignore[arg-type]
     params: Params | None = field(default=None, repr=False, compare=False)
     """The model's parameters at this step (numpy copies taken in the training thread), or None when not kept."""
+    task: str = "reversal"
+    """The task the run trains (``attention_core.tasks.TASK_NAMES``): what the probe, the ideal pattern and the
+    head score are."""
 
     def __post_init__(self) -> None:
         if self.entropy is None or self.focus is None:
@@ -75,9 +84,9 @@ class Snapshot:
 
     @classmethod
     def from_report(cls, report: TrainingReport, probe: Sequence[int], seq_len: int, causal: bool = True,
-                    params: Params | None = None) -> Snapshot:
+                    params: Params | None = None, task: str = "reversal") -> Snapshot:
         return cls(report, tuple(int(t) for t in probe), list(report.probe_weights), seq_len, causal,
-                   params=params)
+                   params=params, task=task)
 
     @property
     def step(self) -> int:
@@ -92,15 +101,62 @@ class Snapshot:
     def reversal_scores(self) -> np.ndarray:
         return np.asarray(self.report.head_reversal_scores, dtype=float)
 
+    @property
+    def task_scores(self) -> np.ndarray:
+        """(layers, heads): the run's task's head score (``report.head_task_scores``); a history recorded before
+        task scores existed (a reversal run) has only the reversal score, which is that task's."""
+        scores = getattr(self.report, "head_task_scores", None)
+        return self.reversal_scores if scores is None else np.asarray(scores, dtype=float)
+
+    @property
+    def score_name(self) -> str:
+        """The head score's short name ("rev", "copy", "sort", "ind")."""
+        return TASK_SCORE_NAMES.get(self.task, self.task)
+
+    @property
+    def prompt_length(self) -> int:
+        """Tokens of the probe given before its answer."""
+        return prompt_length(self.task, self.seq_len)
+
+    @property
+    def answer(self) -> tuple[int, ...]:
+        """The probe's answer: what a model that solves the task generates after the prompt."""
+        return self.probe[self.prompt_length:]
+
+    @property
+    def ideal(self) -> np.ndarray | None:
+        """(T-1, T-1) bool: True where a head solving the task puts its highest weight for this probe
+        (``attention_core.tasks.ideal_pattern``); None when the probe does not fit the task. Computed once."""
+        cached = self.__dict__.get("_ideal", False)
+        if cached is not False:
+            return cached
+        out: np.ndarray | None = None
+        if len(self.probe) == sequence_length(self.task, self.seq_len):
+            import torch
+
+            from attention_core.tasks import ideal_pattern
+
+            out = ideal_pattern(self.task, torch.tensor(self.probe, dtype=torch.long), self.seq_len).numpy()
+        self.__dict__["_ideal"] = out  # frozen: a cache beside the fields, not one of them
+        return out
+
+    def ideal_keys(self, query: int) -> list[int]:
+        """The keys the ideal pattern names for ``query`` (empty for a query that predicts no answer token)."""
+        ideal = self.ideal
+        if ideal is None or not 0 <= query < ideal.shape[0]:
+            return []
+        return [int(k) for k in np.flatnonzero(ideal[query])]
+
     def with_probe(self, probe: Sequence[int], weights: Sequence[np.ndarray]) -> Snapshot:
         """The same step seen through another probe (recomputed maps)."""
         return Snapshot(self.report, tuple(int(t) for t in probe), list(weights), self.seq_len, self.causal,
-                        params=self.params)
+                        params=self.params, task=self.task)
 
 
 @dataclass(frozen=True)
 class HeadComparison:
-    """One head at two steps: reversal score, entropy and focus, before and after."""
+    """One head at two steps: the task's head score (``reversal_*``: its historical name), entropy and focus,
+    before and after."""
 
     layer: int
     head: int
@@ -209,16 +265,19 @@ class TrainingHistory:
         return out
 
     def head_series(self, kind: str, upto: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(steps (n,), values (n, layers, heads)) of "reversal", "entropy" or "focus" up to index ``upto``."""
+        """(steps (n,), values (n, layers, heads)) of "task" (the run's task score), "reversal", "entropy" or
+        "focus" up to index ``upto``."""
         snaps = self._snaps if upto is None else self._snaps[: upto + 1]
         if not snaps:
             return np.zeros(0), np.zeros((0, 0, 0))
         if kind == "reversal":
             vals = [s.reversal_scores for s in snaps]
+        elif kind == "task":
+            vals = [s.task_scores for s in snaps]
         elif kind in ("entropy", "focus"):
             vals = [getattr(s, kind) for s in snaps]
         else:
-            raise ValueError(f"kind must be 'reversal', 'entropy' or 'focus', got {kind!r}")
+            raise ValueError(f"kind must be 'task', 'reversal', 'entropy' or 'focus', got {kind!r}")
         return np.asarray([s.step for s in snaps], dtype=float), np.stack(vals)
 
     def first_step_reaching(self, threshold: float, metric: str = "sequence_accuracy") -> int | None:
@@ -236,7 +295,7 @@ class TrainingHistory:
         for li in range(layers):
             for h in range(heads):
                 rows.append(HeadComparison(
-                    li, h, float(a.reversal_scores[li, h]), float(b.reversal_scores[li, h]),
+                    li, h, float(a.task_scores[li, h]), float(b.task_scores[li, h]),
                     float(a.entropy[li, h]), float(b.entropy[li, h]), float(a.focus[li, h]),
                     float(b.focus[li, h])))
         return rows

@@ -66,14 +66,14 @@ class Measure:
 
 def run_try_it(text: str, tokens: list[int], config: TrainConfig, snap: Snapshot, off: tuple[Head, ...] = ()
                ) -> TryIt:
-    """Greedy-reverse ``tokens`` with the model of ``snap`` (rebuilt from its parameters), the heads ``off``
-    switched off (what the Ablate tab measures is what Try it shows)."""
+    """Greedy answer of ``config.task`` for ``tokens`` with the model of ``snap`` (rebuilt from its parameters), the
+    heads ``off`` switched off (what the Ablate tab measures is what Try it shows)."""
     if snap.params is None:
         return TryIt(text, error=f"the parameters of step {snap.step} were not kept")
     model = model_from_params(config, snap.params)
     for li, h in off:
         model.set_head_enabled(li, h, False)
-    return TryIt(text, greedy_with_attention(model, tokens, config.causal), snap.step, off=tuple(off))
+    return TryIt(text, greedy_with_attention(model, tokens, config.causal, config.task), snap.step, off=tuple(off))
 
 
 def measure(config: TrainConfig, snap: Snapshot, off: tuple[Head, ...]) -> Measure:
@@ -82,9 +82,9 @@ def measure(config: TrainConfig, snap: Snapshot, off: tuple[Head, ...]) -> Measu
     model = model_from_params(config, snap.params)
     for li, h in off:
         model.set_head_enabled(li, h, False)
-    tok, seq = model_accuracy(model, test_data(config), config.seq_len, config.causal)
+    tok, seq = model_accuracy(model, test_data(config), config.seq_len, config.causal, config.task)
     probe_in = list(snap.probe[: config.seq_len])
-    out = greedy_with_attention(model, probe_in, config.causal).generated
+    out = greedy_with_attention(model, probe_in, config.causal, config.task).generated
     return Measure(tok, seq, tuple(out))
 
 

@@ -38,7 +38,8 @@ RUN_STATES = ("empty", "building", "running", "paused", "finished", "stopped", "
 
 
 class TrainingSession(TrainingSessionBase):
-    """Set up, run, replay, probe, try and ablate the tiny reversal transformer (see the module docstring).
+    """Set up, run, replay, probe, try and ablate the tiny transformer of any task (``config.task``: reversal,
+    copy, sort, induction; see the module docstring).
 
     ``TrainingSession(config=None, runner=None)``: the state and what derives from it are ``TrainingSessionBase``'s
     (``training_session_base``); the commands are here."""
@@ -264,7 +265,7 @@ class TrainingSession(TrainingSessionBase):
             self._changed("probe")
             return False
         try:
-            tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size)
+            tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size, cfg.task)
         except ValueError as exc:
             self.probe_error = str(exc)
             self._changed("probe")
@@ -283,13 +284,14 @@ class TrainingSession(TrainingSessionBase):
         return True
 
     def try_sequence(self, text: str) -> TryIt:
-        """Greedy-reverse the typed tokens with the model at the shown step; a refused text is an error result."""
+        """The model's greedy answer (its task's) to the typed tokens at the shown step; a refused text is an error
+        result."""
         cfg, snap = self.model_config, self.shown_snapshot
         if cfg is None or snap is None or self.trainer is None:
             self.try_it = TryIt(text, error="No model yet: press Start (or Step, or Load a model) first.")
         else:
             try:
-                tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size)
+                tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size, cfg.task)
             except ValueError as exc:
                 self.try_it = TryIt(text, error=str(exc))
             else:
@@ -367,7 +369,8 @@ class TrainingSession(TrainingSessionBase):
             self._clear_ablation()  # after clearing: no Ablation of a discarded step may stay on screen
             self.try_it = None
             self.cursor.go_live()
-        self._handle = self.runner.start(lambda: drive(factory, control, cpu_factory=cpu_factory, device=device),
+        self._handle = self.runner.start(lambda: drive(factory, control, cpu_factory=cpu_factory, device=device,
+                                                       keep_params=self.keep_params),
                                          lambda item: self._on_item(run_id, item),
                                          lambda reason: self._on_done(run_id, reason))
         state = ("paused" if paused else "running") if keep_history and self.trainer is not None else "building"

@@ -48,6 +48,9 @@ class TrainingSessionBase:
     def __init__(self, config: TrainConfig | None = None, runner: Runner | None = None) -> None:
         self.events = TrainingEvents()
         self.runner: Runner = runner or ThreadRunner()
+        self.keep_params = True
+        """Record each step's parameters (Try it and Ablate at a past step rebuild the model from them); an
+        experiment's runs do not (``training_runner.drive``)."""
         self.history = TrainingHistory()
         self.cursor = PlaybackCursor()
         self.cursor.speed = SPEEDS[DEFAULT_SPEED_INDEX][1]
@@ -236,4 +239,5 @@ class TrainingSessionBase:
         return derive_status(self.run_state, self.history.latest, notice=self._notice,
                              ablation=self.ablation if self.ablated else None, last_error=self.last_error,
                              loaded_from=self.loaded_from, history_note=self.history_note, speed=self.speed,
-                             started=self._start_time is not None, device_note=self.device_note)
+                             started=self._start_time is not None, device_note=self.device_note,
+                             config=self.model_config)

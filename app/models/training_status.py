@@ -13,10 +13,40 @@ from typing import TYPE_CHECKING
 from .training_tools import eta_seconds, format_eta
 
 if TYPE_CHECKING:
+    from attention_core.train_config import TrainConfig
+
     from .training_history import Snapshot
     from .training_results import Ablation
 
 GOAL_TEXT = "≥ 99 % exact-sequence"
+
+NO_POSITIONS_WHY = (
+    "Without positions attention is permutation-equivariant: it cannot tell positions apart. Reversal and copy "
+    "need to know where each input sits; sort and induction can follow the tokens' content.")
+"""Why positional = none matters, said next to the form's Positions choice (the run's measured outcome is said
+in the status line, ``positions_outcome``)."""
+
+
+def chance_accuracy(config: TrainConfig) -> float:
+    """Exact-sequence accuracy of guessing each answer token among the vocabulary's real tokens."""
+    from attention_core.task_shapes import answer_length
+
+    return float((1.0 / max(config.vocab_size - 2, 1)) ** answer_length(config.task, config.seq_len))
+
+
+def positions_outcome(config: TrainConfig | None, latest: Snapshot | None) -> str:
+    """For a run without positions: its measured greedy exact-sequence accuracy against guessing, and what that
+    says ("" for a run with positions, or before any step)."""
+    if config is None or config.positional != "none" or latest is None:
+        return ""
+    acc, chance = float(latest.report.sequence_accuracy), chance_accuracy(config)
+    text = (f"Without positions the {config.task} model's greedy exact-sequence test accuracy is {acc:.1%} "
+            f"(guessing: {chance:.2g}).")
+    if acc < 0.05:
+        return text + " It cannot tell positions apart: attention without positions is permutation-equivariant."
+    if acc >= 0.99:
+        return text + " This task is solved from the tokens' content alone: it does not need positions."
+    return text + " Partly learned: some of the answer follows from content, the rest needs positions."
 
 
 def pace_text(steps_per_second: float | None) -> str:
@@ -34,15 +64,19 @@ def ablation_status(a: Ablation) -> str:
 def derive_status(run_state: str, latest: Snapshot | None, *, notice: tuple[str, bool] | None = None,
                   ablation: Ablation | None = None, last_error: str = "", loaded_from: str = "",
                   history_note: str = "", speed: float | None = None, started: bool = False,
-                  device_note: str = "") -> tuple[str, bool]:
+                  device_note: str = "", config: TrainConfig | None = None) -> tuple[str, bool]:
     """(status line, is it an error) for a session in ``run_state`` whose newest recorded step is ``latest``.
 
     ``notice``: a one-off message that wins until the next change; ``ablation``: what the shown step's model does
     with some heads switched off (it wins over the run's state while any head is off); ``started``: whether Start
     was pressed since the model was built (an untrained, unstarted model gets the introduction); ``device_note``:
-    the GPU failed and the run went on on the CPU (said first, for the rest of the run)."""
+    the GPU failed and the run went on on the CPU (said first, for the rest of the run); ``config``: the run's
+    settings (a finished or stopped run without positions says what it reached, ``positions_outcome``)."""
     text, error = _state_status(run_state, latest, notice, ablation, last_error, loaded_from, history_note, speed,
                                 started)
+    if notice is None and not (ablation is not None and ablation.off) and run_state in ("finished", "stopped"):
+        outcome = positions_outcome(config, latest)
+        text = f"{text} {outcome}" if outcome else text
     return (f"⚠ {device_note} {text}", error) if device_note else (text, error)
 
 
@@ -73,7 +107,8 @@ def _state_status(run_state: str, latest: Snapshot | None, notice: tuple[str, bo
         return f"Paused at step {step}. Step trains one batch; Resume continues.", False
     if run_state == "finished":
         acc = f"{latest.report.sequence_accuracy:.1%}" if latest is not None else "?"
-        return (f"Finished: {step} steps, exact-sequence test accuracy {acc}. Scrub the timeline, try "
+        task = f" ({latest.task} task)" if latest is not None else ""
+        return (f"Finished: {step} steps, exact-sequence test accuracy {acc}{task}. Scrub the timeline, try "
                 "sequences, or click heads to ablate."), False
     return (f"Stopped at step {step}. Scrub the timeline, try sequences, click heads to ablate, or Start to "
             "continue."), False

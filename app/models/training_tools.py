@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_core.vocab import SEP
+from attention_core.task_shapes import TASK_LAYOUTS, answer_length, prompt_length
 
 from .training_history import Params, Snapshot
 
@@ -56,39 +56,52 @@ def format_eta(seconds: float | None) -> str:
     return f"ETA {int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
-def parse_tokens(text: str, seq_len: int, vocab_size: int) -> list[int]:
-    """Tokens typed by the learner ("3 7 2", "3,7,2") -> ints; ValueError with a readable reason."""
+TASK_VERBS = {"reversal": "reverses", "copy": "copies", "sort": "sorts", "induction": "continues"}
+"""What a model of each task does to its input, for sentences like "the model sorts sequences of 6 tokens"."""
+
+
+def parse_tokens(text: str, seq_len: int, vocab_size: int, task: str = "reversal") -> list[int]:
+    """Tokens typed by the learner ("3 7 2", "3,7,2") -> ints; ValueError with a readable reason. Induction's
+    input must be distinct tokens, or tokens that already repeat with one period (what ``make_task_example``
+    continues)."""
     parts = [p for p in text.replace(",", " ").split() if p]
+    example = ' '.join(str(2 + i % (vocab_size - 2)) for i in range(seq_len))
     try:
         tokens = [int(p) for p in parts]
     except ValueError:
-        raise ValueError(f"type {seq_len} whole numbers separated by spaces, e.g. "
-                         f"{' '.join(str(2 + i % (vocab_size - 2)) for i in range(seq_len))}") from None
+        raise ValueError(f"type {seq_len} whole numbers separated by spaces, e.g. {example}") from None
     if len(tokens) != seq_len:
-        raise ValueError(f"the model reverses sequences of exactly {seq_len} tokens (got {len(tokens)})")
+        raise ValueError(f"the {task} model {TASK_VERBS.get(task, 'reads')} sequences of exactly {seq_len} tokens "
+                         f"(got {len(tokens)})")
     bad = [t for t in tokens if not 2 <= t < vocab_size]
     if bad:
         raise ValueError(f"tokens must be in 2..{vocab_size - 1} (0 = PAD and 1 = SEP are reserved); "
                          f"got {bad}")
+    if task == "induction":
+        period = next((i for i, v in enumerate(tokens) if v in tokens[:i]), len(tokens))
+        if any(tokens[i] != tokens[i - period] for i in range(period, len(tokens))):
+            raise ValueError(f"induction continues a repeating sequence ({TASK_LAYOUTS['induction']}): type "
+                             f"{seq_len} distinct tokens, or tokens that repeat with one period (e.g. 3 5 7 3 5 7)")
     return tokens
 
 
 # --- torch-backed helpers (lazy imports) ------------------------------------------------------------------
 @dataclass(frozen=True)
 class TryItResult:
-    """Greedy reversal of one input, with the attention each output step used.
+    """Greedy answer of one input for the run's task, with the attention each output step used.
 
-    ``step_weights[p]``: per layer (H, L+1+p) — the attention row of the last query when the model produced
-    output token p (that query sits at position L+p). ``sequence`` = inputs + SEP + generated.
+    ``prompt``: what the model was given (reversal, copy, sort: inputs + SEP; induction: the inputs and the first
+    token of the repeat); ``expected``: the answer a model solving the task writes. ``step_weights[p]``: per layer
+    (H, P+p) — the attention row of the last query when the model produced output token p (that query sits at
+    position P-1+p, P = len(prompt)). ``sequence`` = prompt + generated.
     """
 
     inputs: tuple[int, ...]
     generated: tuple[int, ...]
     step_weights: list[list[np.ndarray]] = field(repr=False)
-
-    @property
-    def expected(self) -> tuple[int, ...]:
-        return tuple(reversed(self.inputs))
+    task: str = "reversal"
+    prompt: tuple[int, ...] = ()
+    expected: tuple[int, ...] = ()
 
     @property
     def correct(self) -> list[bool]:
@@ -96,14 +109,26 @@ class TryItResult:
 
     @property
     def sequence(self) -> tuple[int, ...]:
-        return (*self.inputs, 1, *self.generated)
+        return (*self.prompt, *self.generated)
+
+    @property
+    def first_query(self) -> int:
+        """The position of the query that produced output token 0."""
+        return len(self.prompt) - 1
+
+    def ideal_keys(self, step: int) -> list[int]:
+        """The keys the task's ideal pattern names for the query that produced output ``step`` (on the expected
+        sequence: ``attention_core.tasks.ideal_pattern``)."""
+        ideal = ideal_rows(self.task, (*self.prompt, *self.expected), len(self.inputs))
+        q = self.first_query + step
+        return [int(k) for k in np.flatnonzero(ideal[q])] if ideal is not None and q < ideal.shape[0] else []
 
     def matrix(self, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
-        """(weights (L, 2L), blocked (L, 2L)): row p = what output step p attended to; keys it could not
+        """(weights (A, T-1), blocked (A, T-1)): row p = what output step p attended to; keys it could not
         see yet (not generated) are blocked."""
-        L = len(self.inputs)
-        vals = np.zeros((L, 2 * L))
-        blocked = np.ones((L, 2 * L), dtype=bool)
+        A, width = len(self.generated), len(self.prompt) + len(self.generated) - 1
+        vals = np.zeros((A, width))
+        blocked = np.ones((A, width), dtype=bool)
         for p, per_layer in enumerate(self.step_weights):
             row = per_layer[layer][head]
             vals[p, : row.shape[0]] = row
@@ -111,21 +136,40 @@ class TryItResult:
         return vals, blocked
 
 
-def greedy_with_attention(model: TinyTransformer, inputs: Sequence[int], causal: bool = True) -> TryItResult:
-    """Greedy generation like ``attention_core.analysis.greedy_reverse`` for one input, recording at every
-    step the attention row of the query that produced the new token. Cheap (L tiny forward passes)."""
+def ideal_rows(task: str, full: Sequence[int], seq_len: int) -> np.ndarray | None:
+    """``attention_core.tasks.ideal_pattern`` of one full sequence as a bool numpy array (None if it does not
+    fit the task)."""
+    import torch
+
+    from attention_core.tasks import ideal_pattern
+
+    try:
+        return ideal_pattern(task, torch.tensor(list(full), dtype=torch.long), seq_len).numpy()
+    except ValueError:
+        return None
+
+
+def greedy_with_attention(model: TinyTransformer, inputs: Sequence[int], causal: bool = True,
+                          task: str = "reversal") -> TryItResult:
+    """Greedy generation like ``attention_core.analysis.greedy_generate`` from ``task``'s prompt for one input
+    (``make_task_example``), recording at every step the attention row of the query that produced the new token.
+    Cheap (one tiny forward pass per answer token)."""
     import torch
 
     from attention_core.masks import causal_mask
+    from attention_core.tasks import make_task_example
 
+    L = len(inputs)
+    full = [int(t) for t in make_task_example(task, list(inputs)).tolist()]
+    P = prompt_length(task, L)
+    seq = full[:P]
     dev = next(model.parameters()).device
-    seq = [int(t) for t in inputs] + [SEP]
     weights_per_step: list[list[np.ndarray]] = []
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
-            for _ in range(len(inputs)):
+            for _ in range(answer_length(task, L)):
                 x = torch.tensor([seq], dtype=torch.long, device=dev)
                 mask = torch.as_tensor(causal_mask(len(seq)), device=dev) if causal else None
                 logits, weights = model(x, mask)
@@ -133,18 +177,20 @@ def greedy_with_attention(model: TinyTransformer, inputs: Sequence[int], causal:
                 weights_per_step.append([w[0, :, -1, :].double().cpu().numpy() for w in weights])
     finally:
         model.train(was_training)
-    return TryItResult(tuple(int(t) for t in inputs), tuple(seq[len(inputs) + 1:]), weights_per_step)
+    return TryItResult(tuple(int(t) for t in inputs), tuple(seq[P:]), weights_per_step, task, tuple(full[:P]),
+                       tuple(full[P:]))
 
 
-def model_accuracy(model: TinyTransformer, data: torch.Tensor, seq_len: int,
-                   causal: bool = True) -> tuple[float, float]:
-    """(teacher-forced per-token accuracy, greedy exact-sequence accuracy) on ``data`` — ~80 ms on 500."""
-    from attention_core.analysis import reversal_accuracy, sequence_accuracy
+def model_accuracy(model: TinyTransformer, data: torch.Tensor, seq_len: int, causal: bool = True,
+                   task: str = "reversal") -> tuple[float, float]:
+    """(teacher-forced per-token accuracy, greedy exact-sequence accuracy) of ``task`` on ``data``, as the
+    trainer's evaluation computes them (``evaluation.evaluate_task``) — ~80 ms on 500."""
+    from attention_core.evaluation import evaluate_task
 
     was_training = model.training
-    model.eval()
     try:
-        return (reversal_accuracy(model, data, seq_len, causal), sequence_accuracy(model, data, seq_len, causal))
+        out = evaluate_task(model, task, data, data[:0], seq_len, causal)
+        return float(out["reversal_accuracy"]), float(out["sequence_accuracy"])
     finally:
         model.train(was_training)
 
@@ -171,11 +217,11 @@ def reprobed(config: TrainConfig, tokens: Sequence[int], snap: Snapshot) -> Snap
     import torch
 
     from attention_core.analysis import probe_attention
-    from attention_core.tasks import make_reversal_example
+    from attention_core.tasks import make_task_example
 
     if snap.params is None:
         raise ValueError(f"the parameters of step {snap.step} were not kept")
-    full = make_reversal_example(torch.tensor(list(tokens)))
+    full = make_task_example(config.task, torch.tensor(list(tokens)))
     weights = probe_attention(model_from_params(config, snap.params), full, config.causal)
     return snap.with_probe(full.tolist(), weights)
 
@@ -195,9 +241,10 @@ def initial_params(config: TrainConfig) -> Params:
 @lru_cache(maxsize=4)
 def test_data(config: TrainConfig) -> torch.Tensor:
     """The run's held-out test set (the trainer's own: same seed, same sequences), on the CPU."""
-    from attention_core.tasks import generate_reversal_data
+    from attention_core.tasks import generate_task_data
 
-    return generate_reversal_data(config.test_size, config.seq_len, config.vocab_size, seed=config.seed * 2 + 2)
+    return generate_task_data(config.task, config.test_size, config.seq_len, config.vocab_size,
+                              seed=config.seed * 2 + 2)
 
 
 test_data.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
@@ -227,22 +274,26 @@ def fresh_factory(config: TrainConfig, probe: Sequence[int] | None = None) -> Fa
             trainer = ReversalTrainer(config)
         p = [int(t) for t in trainer.probe.tolist()]
         return trainer, [Snapshot.from_report(trainer.history[0], p, config.seq_len, config.causal,
-                                              params_of(trainer.model))]
+                                              params_of(trainer.model), task=config.task)]
 
     return make
 
 
 def checkpoint_train_config(mc: ModelConfig, meta: dict[str, Any]) -> TrainConfig:
     """The run's validated config for a checkpoint's model: its ``extra["train_config"]`` (or defaults) fitted to
-    the model's shape, on a device this machine has; ValueError when the file's config cannot train that model."""
+    the model's shape (positions and attention dropout included), on a device this machine has; ValueError when the
+    file's config cannot train that model. A file written before tasks and positional options existed has none of
+    those keys: it loads as what it was, reversal with learned positions and no dropout (the defaults)."""
     from attention_core.train_config import TrainConfig
 
     extra = meta.get("extra") or {}
     cfg_dict = dict(extra.get("train_config") or {})
     cfg_dict.update({"vocab_size": mc.vocab_size, "d_model": mc.d_model, "num_heads": mc.num_heads,
-                     "num_layers": mc.num_layers})
-    if "seq_len" not in cfg_dict:
-        cfg_dict["seq_len"] = (mc.max_seq_len - 1) // 2
+                     "num_layers": mc.num_layers, "positional": mc.positional,
+                     "attention_dropout": mc.attention_dropout})
+    if "seq_len" not in cfg_dict:  # the longest input whose example the model reads
+        induction = cfg_dict.get("task") == "induction"
+        cfg_dict["seq_len"] = mc.max_seq_len // 2 if induction else (mc.max_seq_len - 1) // 2
     try:  # a model trained on a GPU this machine lacks continues on the CPU
         from attention_core.devices import resolve_device
 

@@ -1,9 +1,10 @@
 """A layer x head grid of attention maps for one probe sequence, sharing one colour bar.
 
-Each head shows its (2L x 2L) map (queries as rows, keys as columns, token labels on the axes), the cells the
-causal mask blocks (grey hatching), the causal boundary, and optionally the ideal anti-diagonal: circles on the
-cells (query L+p, key L-1-p), where a copying head puts its weight. Under each map: the head's reversal score,
-entropy and focus as numbers, and a sparkline of reversal score and focus over the steps so far.
+Each head shows its (T-1 x T-1) map (queries as rows, keys as columns, token labels on the axes), the cells the
+causal mask blocks (grey hatching), the causal boundary, and optionally the task's ideal pattern: circles on the
+cells where a head that solves the task puts its weight (``set_maps(ideal=...)``, computed by the models; without
+it, reversal's anti-diagonal: query L+p, key L-1-p). Under each map: the head's task score (its short name, e.g.
+"rev"), entropy and focus as numbers, and a sparkline of task score and focus over the steps so far.
 
 One pyqtgraph scene holds every map (cheap to redraw at 30 fps); one ``ColorBarItem`` with fixed levels [0, 1]
 drives all images, so equal colours mean equal weights across heads. Clicking a map emits ``headClicked``.
@@ -76,7 +77,8 @@ class _Cell:
         self.values = np.zeros((0, 0))
         self.labels: list[str] = []
         self.stats_text = ""
-        self.numbers: tuple[float, float, float] | None = None  # reversal, entropy, focus under the map
+        self.numbers: tuple[float, float, float] | None = None  # task score, entropy, focus under the map
+        self.score_name = "rev"
         self.joined = True
         self.set_colors(colors)
         # before any data: an empty square without numeric ticks (they would mean nothing)
@@ -112,7 +114,7 @@ class _Cell:
             return
         c, (rev, ent, foc) = self.colors, numbers
         sep = "<br>" if self.compact else " · "
-        rev_focus = f"{span(f'rev {rev:.2f}', c.orange)}{sep}{span(f'focus {foc:.2f}', c.blue)}"
+        rev_focus = f"{span(f'{self.score_name} {rev:.2f}', c.orange)}{sep}{span(f'focus {foc:.2f}', c.blue)}"
         text = f"{rev_focus}<br>entropy {ent:.2f}{'' if self.compact else ' nats'}"
         if text != self.stats_text:
             self.stats_text = text
@@ -235,13 +237,18 @@ class HeadGrid(QWidget):
     # --- data ----------------------------------------------------------------------------------------------------
     def set_maps(self, weights: Sequence[np.ndarray], labels: Sequence[str], *, seq_len: int, causal: bool,
                  reversal: np.ndarray | None = None, entropy: np.ndarray | None = None,
-                 focus: np.ndarray | None = None) -> None:
-        """Show per-layer (H, 2L, 2L) maps with token labels; the per-head numbers go under each map."""
+                 focus: np.ndarray | None = None, ideal: np.ndarray | None = None, score_name: str = "rev") -> None:
+        """Show per-layer (H, T-1, T-1) maps with token labels; the per-head numbers go under each map
+        (``reversal``: the task's head score, named ``score_name``). ``ideal``: (T-1, T-1) bool, the task's ideal
+        pattern for this probe (circled); None = reversal's anti-diagonal."""
         layers, heads = len(weights), int(weights[0].shape[0])
         self.set_shape(layers, heads)
         n = int(weights[0].shape[-1])
         blocked = ~causal_mask(n) if causal else None
-        marks = [(seq_len + p, seq_len - 1 - p) for p in range(seq_len) if seq_len + p < n]
+        if ideal is not None and np.shape(ideal) == (n, n):
+            marks = [(int(q), int(k)) for q, k in zip(*np.nonzero(ideal))]
+        else:
+            marks = [(seq_len + p, seq_len - 1 - p) for p in range(seq_len) if seq_len + p < n]
         geometry_changed = n != 2 * self._seq_len or causal != self._causal
         self._seq_len, self._causal = seq_len, causal
         # tick levels: a sparse first level (always drawn), then the rest, drawn by pyqtgraph only where they fit.
@@ -262,6 +269,7 @@ class HeadGrid(QWidget):
                 c.labels = list(labels)
                 c.plot.getAxis("bottom").setTicks(ticks)
                 c.plot.getAxis("left").setTicks(ticks)
+            c.score_name = score_name
             if reversal is not None and entropy is not None and focus is not None:
                 c.show_numbers((float(reversal[li, h]), float(entropy[li, h]), float(focus[li, h])))
 
@@ -273,7 +281,7 @@ class HeadGrid(QWidget):
 
     def set_sparklines(self, steps: np.ndarray, reversal: np.ndarray, focus: np.ndarray,
                        cursor_step: float | None = None, max_step: float | None = None, joined: bool = True) -> None:
-        """Reversal score and focus per head over ``steps``: arrays (n, layers, heads). ``joined=False`` (a
+        """Task score and focus per head over ``steps``: arrays (n, layers, heads). ``joined=False`` (a
         model loaded without its history): only the recorded points are drawn, never a line invented between."""
         for (li, h), c in self._cells.items():
             c.set_joined(joined)
@@ -298,8 +306,12 @@ class HeadGrid(QWidget):
     def stats_text(self, layer: int, head: int) -> str:
         return self._cells[(layer, head)].stats_text
 
+    def marks(self, layer: int, head: int) -> list[tuple[int, int]]:
+        """The (query, key) cells circled as the ideal pattern on this head's map."""
+        return list(self._cells[(layer, head)].overlay.marks)
+
     def set_show_ideal(self, show: bool) -> None:
-        """Show or hide the ideal anti-diagonal markers."""
+        """Show or hide the ideal pattern's markers."""
         self._show_marks = bool(show)
         for c in self._cells.values():
             c.overlay.show_marks = self._show_marks

@@ -1,5 +1,5 @@
 """What the head grid paints over each attention map: the cells the causal mask blocks (grey hatching, one
-polygon), the causal boundary, the ideal anti-diagonal markers, a highlighted row and "OFF" on a switched-off
+polygon), the causal boundary, the task's ideal-pattern markers, a highlighted row and "OFF" on a switched-off
 head. Drawn on the map itself, in colours that read on the colour map, so they do not change with the theme.
 """
 
@@ -14,7 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
 
 
 class MapOverlay(pg.GraphicsObject):
-    """Paints blocked cells, the causal boundary, the anti-diagonal markers, highlighted rows and 'OFF'."""
+    """Paints blocked cells, the causal boundary, the ideal-pattern markers, highlighted rows and 'OFF'."""
 
     def __init__(self) -> None:
         super().__init__()

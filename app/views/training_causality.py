@@ -262,7 +262,9 @@ class CausalityView(RedrawWhenShown, QWidget):
             raise ValueError(f"the probe exports as .png or .svg, got {Path(path).suffix!r}")
         p = r.probe
         title = f"Causality probe: tokens after position {p.position} replaced ({p.trials} trials)"
-        context = (f"reversal task · step {r.step} · {'causal mask' if p.causal else 'no causal mask'} · largest "
+        h = self.model.session.history
+        task = h[r.index].task if r.index < len(h) else "reversal"  # the task of the run the probe measured
+        context = (f"{task} task · step {r.step} · {'causal mask' if p.causal else 'no causal mask'} · largest "
                    f"change up to t {p.max_change_before:.4g}, after t {p.max_change_after:.4g}")
         fig, box = light_figure()
         label = QLabel(title_html(title, context))

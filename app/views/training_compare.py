@@ -31,8 +31,9 @@ from ..theme import LIGHT, colors_for, span
 from .frame import RedrawWhenShown
 
 COMPARE_HELP = (
-    "<b>rev</b>: share of test sequences where the query at position L+p (the one that predicts reversed token "
-    "p) has its highest weight on the mirrored input position L−1−p (1 = a perfect copying head). "
+    "<b>rev</b> (copy, sort, ind: the run's task): the head's task score, the share of the test sequences' answer "
+    "queries whose highest weight is on the task's ideal key (reversal: the query at L+p on the mirrored input "
+    "L−1−p; 1 = a perfect head). "
     "<b>entropy</b> (nats) and <b>focus</b> (mean row maximum) are measured on the probe's L decoder queries: "
     "entropy falls and focus rises as a head learns to look at one token."
 )
@@ -98,6 +99,9 @@ class CompareView(RedrawWhenShown, QWidget):
             self.caption.setText("no recorded steps yet")
             return
         self.set_steps([s.step for s in h])
+        name = h[idx].score_name  # the shown run's task score
+        self.table.horizontalHeaderItem(1).setText(name)
+        self.table.horizontalHeaderItem(1).setToolTip(f"{h[idx].task} score: baseline → shown step")
         base = min(self.baseline.value(), len(h) - 1)
         self.set_rows(h.compare(base, idx), h[base].step, h[idx].step)
 

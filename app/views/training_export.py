@@ -34,12 +34,14 @@ class TrainingExports:
 
     # ---------------------------------------------------------------- context
     def context_line(self) -> str:
-        """"reversal task · step 12 / 79 · test sequence accuracy 45% (at step 12) · probe …" for the shown step."""
+        """"reversal task · step 12 / 79 · test sequence accuracy 45% (at step 12) · probe …" for the shown step
+        (the task the shown run was trained on)."""
         from ..animation import frame_title
 
         s = self.session
         if not len(s.history):
-            return "reversal task · no step recorded yet"
+            cfg = s.model_config
+            return f"{cfg.task if cfg is not None else 'reversal'} task · no step recorded yet"
         title, line = frame_title(s.history, s.shown_index, s.total_steps)
         step = title.removeprefix("Heads at ")
         return f"{step} · {line}"
@@ -86,11 +88,15 @@ class TrainingExports:
     def dialog(self, what: str, fmt: str, head: tuple[int, int] = (0, 0)) -> str | None:
         step = self.session.shown_step or 0
         name = {"grid": f"heads-step{step}.{fmt}", "plots": f"training-curves-step{step}.{fmt}",
-                "csv": "training-history.csv", "timeline": f"reversal-timeline.{fmt}",
+                "csv": "training-history.csv", "timeline": f"{self._task()}-timeline.{fmt}",
                 "head": f"layer{head[0] + 1}-head{head[1] + 1}-step{step}.{fmt}"}[what]
         write = {"grid": self.export_grid, "plots": self.export_plots, "csv": self.export_history_csv,
                  "timeline": self.export_timeline, "head": lambda p: self.export_head(*head, p)}[what]
         return export_with_dialog(self.panel, fmt, name, write)
+
+    def _task(self) -> str:
+        snap = self.session.shown_snapshot
+        return snap.task if snap is not None else "reversal"
 
     # ---------------------------------------------------------------- files
     def export_grid(self, path: str | Path) -> str:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QVBoxLayout, QWidg
 
 from attention_core.vocab import token_labels
 
-from ..models.training_history import mirrored_key
+from ..models.training_history import TASK_SCORE_NAMES
 from ..models.training_session import TrainingSession
 from ..theme import LIGHT, ThemeColors, colors_for, span
 from .frame import FRAME_MS, FrameCoalescer
@@ -25,21 +25,51 @@ from .head_grid import HeadGrid
 SERIES_S = 0.15
 
 
-def legend_html(c: ThemeColors = LIGHT) -> str:
-    """How to read the grid, its coloured words in the theme's colours (the same as the marks and numbers)."""
+IDEAL_TEXT = {
+    "reversal": "the ideal anti-diagonal: the query at position L+p predicts reversed token p and should look at the "
+                "mirrored input L−1−p",
+    "copy": "the ideal diagonal: the query at position L+p predicts token p of the copy and should look at input "
+            "position p",
+    "sort": "the ideal lookup: the query at position L+p predicts the p-th smallest token and should look at the "
+            "input position that holds it",
+    "induction": "the induction pattern: a query in the repeat predicts the next token and should look at the "
+                 "position just after the previous occurrence of its own token (a layer-2 head reading a "
+                 "previous-token head of layer 1)",
+}
+"""What the circles mark, per task (``attention_core.tasks.ideal_pattern``)."""
+
+
+def legend_html(c: ThemeColors = LIGHT, task: str = "reversal") -> str:
+    """How to read the grid for ``task`` (the shown run's), its coloured words in the theme's colours (the same as
+    the marks and numbers)."""
+    name = TASK_SCORE_NAMES.get(task, task)
     return (
         "<b>How to read a map:</b> rows are queries (the position predicting the next token), columns are keys "
-        f"(the positions it looks at); darker = more attention. {span('○', c.ideal)} marks the ideal "
-        "anti-diagonal: the query at position L+p predicts reversed token p and should look at the mirrored input "
-        "L−1−p. As the model learns, a copying head's weight gathers on the circles. Hatched cells are the future, "
-        f"blocked by the causal mask. Under each map: {span('rev', c.orange)} = reversal score (share of 100 test "
-        f"sequences whose query L+p looks most at L−1−p), {span('focus', c.blue)} = mean row maximum and entropy "
-        "(nats), over the probe's L output queries; sparklines show rev and focus over the run. "
-        "<b>Click a head</b> to switch it off.")
+        f"(the positions it looks at); darker = more attention. {span('○', c.ideal)} marks "
+        f"{IDEAL_TEXT.get(task, 'the ideal pattern')}. As the model learns, a solving head's weight gathers on the "
+        f"circles. Hatched cells are the future, blocked by the causal mask. Under each map: {span(name, c.orange)}"
+        f" = {task} score (share of 100 test sequences whose answer queries look most at a circled key), "
+        f"{span('focus', c.blue)} = mean row maximum and entropy (nats), over the probe's answer queries; "
+        f"sparklines show {name} and focus over the run. <b>Click a head</b> to switch it off.")
 
 
-NO_MODEL = ("<b>Heads</b> — no model yet: press <b>Start</b> (or <b>Step</b>) to build it and watch every head's "
-            "attention map change as it learns to reverse.")
+def no_model_html(task: str) -> str:
+    return ("<b>Heads</b> — no model yet: press <b>Start</b> (or <b>Step</b>) to build it and watch every head's "
+            f"attention map change as it learns the {task} task.")
+
+
+NO_MODEL = no_model_html("reversal")
+
+
+def _options(session: TrainingSession) -> str:
+    """The shown run's options that are not the lesson's (learned positions, no attention dropout)."""
+    cfg = session.model_config
+    if cfg is None:
+        return ""
+    where = {"learned": [], "none": ["no positions"]}.get(cfg.positional, [f"{cfg.positional} positions"])
+    parts = where + (
+        [f"attention dropout {cfg.attention_dropout:g}"] if cfg.attention_dropout else [])
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 class HeadsView(QWidget):
@@ -62,7 +92,7 @@ class HeadsView(QWidget):
         self.hover_label.setObjectName("hoverLabel")
         self.hover_label.setTextFormat(Qt.TextFormat.RichText)
         v.addWidget(self.hover_label)
-        self.ideal_check = QCheckBox("show ideal anti-diagonal ○")
+        self.ideal_check = QCheckBox("show the task's ideal pattern ○")
         self.ideal_check.setChecked(True)
         v.addWidget(self.ideal_check)
         self.legend_label = QLabel(legend_html())
@@ -72,6 +102,7 @@ class HeadsView(QWidget):
         v.addWidget(self.legend_label)
         self._hover = (-1, -1, -1, -1)
         self.colors = LIGHT
+        self.task = "reversal"  # the task the legend describes: the shown run's (the settings' before any run)
         self._series_version = -1
         self._series_at = 0.0
         self.redraw_soon = FrameCoalescer(self.redraw, FRAME_MS, self)
@@ -88,26 +119,36 @@ class HeadsView(QWidget):
         """The theme: the grid, and the coloured words of the title, legend and hover text."""
         self.colors = colors_for(dark)
         self.head_grid.set_dark(dark)
-        self.legend_label.setText(legend_html(self.colors))
+        self.legend_label.setText(legend_html(self.colors, self.task))
         self.redraw()
+
+    def _set_task(self, task: str) -> None:
+        if task != self.task:
+            self.task = task
+            self.legend_label.setText(legend_html(self.colors, task))
 
     def _shape_from_config(self) -> None:
         """Before any step exists, lay the grid out for the settings (building its plot items takes ~0.2 s)."""
         cfg = self.session.model_config
         if cfg is not None and not len(self.session.history):
             self.head_grid.set_shape(cfg.num_layers, cfg.num_heads)
+            self._set_task(cfg.task)
+            self.title_label.setText(no_model_html(cfg.task))
 
     def redraw(self) -> None:
         """Draw the shown snapshot: maps, numbers, sparklines, cursor, title, hover text."""
         s = self.session
         snap = s.shown_snapshot
         if snap is None:
-            self.title_label.setText(NO_MODEL)
+            cfg = s.model_config
+            self.title_label.setText(no_model_html(cfg.task if cfg is not None else "reversal"))
             self.hover_label.setText(" ")
             return
+        self._set_task(snap.task)
         g = self.head_grid
         g.set_maps(snap.probe_weights, snap.labels, seq_len=snap.seq_len, causal=snap.causal,
-                   reversal=snap.reversal_scores, entropy=snap.entropy, focus=snap.focus)
+                   reversal=snap.task_scores, entropy=snap.entropy, focus=snap.focus, ideal=snap.ideal,
+                   score_name=snap.score_name)
         g.set_show_ideal(self.ideal_check.isChecked())
         h = s.history
         now = time.perf_counter()
@@ -115,7 +156,7 @@ class HeadsView(QWidget):
         # second are enough and leave the GIL to the training thread (the maps still follow every frame)
         if h.version != self._series_version and (not s.is_running or now - self._series_at >= SERIES_S):
             self._series_version, self._series_at = h.version, now
-            steps, rev = h.head_series("reversal")
+            steps, rev = h.head_series("task")
             _, foc = h.head_series("focus")
             g.set_sparklines(steps, rev, foc, max_step=s.total_steps, joined=h.complete)
         g.set_sparkline_cursor(snap.step)
@@ -132,8 +173,8 @@ class HeadsView(QWidget):
             when = "" if at == snap.step else f" (evaluated at step {at})"
             acc = f"test exact-sequence <b>{e.sequence_accuracy:.0%}</b>, per-token {e.reversal_accuracy:.0%}{when}"
         self.title_label.setText(
-            f"<b>Heads at step {snap.step}</b> of {s.total_steps} ({where}) — probe <b>{' '.join(inputs)}</b> → "
-            f"should give <b>{' '.join(reversed(inputs))}</b> · {acc}{mask_note}")
+            f"<b>Heads at step {snap.step}</b> of {s.total_steps} ({where}) — {snap.task}{_options(s)}: probe "
+            f"<b>{' '.join(inputs)}</b> → should give <b>{' '.join(token_labels(snap.answer))}</b> · {acc}{mask_note}")
         self._show_hover()
 
     def _draw_ablation(self) -> None:
@@ -154,12 +195,13 @@ class HeadsView(QWidget):
         if head >= weights.shape[0] or q >= weights.shape[1] or k >= weights.shape[2]:
             self.hover_label.setText(" ")
             return
-        labels, L = snap.labels, snap.seq_len
+        labels = snap.labels
         role = ""
-        mirror = mirrored_key(L, q)
-        if mirror is not None:
-            role = (f" — this query predicts reversed token {q - L + 1}; the mirrored input is position {mirror}"
-                    + (" ✓" if k == mirror else ""))
+        ideal = snap.ideal_keys(q)
+        if ideal:
+            where = " or ".join(str(i) for i in ideal)
+            role = (f" — this query predicts answer token {q - snap.prompt_length + 2}; the ideal key is position "
+                    f"{where}" + (" ✓" if k in ideal else ""))
         future = " " + span("(a future position: a leak)", self.colors.warn) if k > q else ""
         self.hover_label.setText(
             f"step {snap.step} · layer {layer + 1} · head {head + 1}: query {q} ('{labels[q]}') → key {k} "

@@ -1,4 +1,5 @@
-"""The training set-up form: model size, optimiser, run length, seed, device, causal mask.
+"""The training set-up form: task, positions, attention dropout, model size, optimiser, run length, seed, device,
+causal mask. Choosing a task fills in its recipe (``attention_core.experiments.TASK_RECIPES``) and says so.
 
 The form refuses impossible combinations where they are typed: every change rebuilds a ``TrainConfig`` and runs
 its ``validate()``; the reason (e.g. "d_model (30) must be divisible by num_heads (4)") is shown in red under the
@@ -23,7 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_core.task_shapes import MAX_ATTENTION_DROPOUT, POSITIONAL_KINDS, TASK_LAYOUTS, TASK_NAMES
 from attention_core.train_config import TrainConfig
+
+from ..models.training_status import NO_POSITIONS_WHY
 
 CAUSAL_NOTE = (
     "<b>Causal mask off:</b> each position also sees the tokens after it, including the one it must predict. "
@@ -32,13 +36,54 @@ CAUSAL_NOTE = (
 )
 
 
-def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
-    s = QSpinBox()
+def _spin(lo: float, hi: float, value: float, tip: str, step: float | None = None) -> Any:
+    """A spin box that takes a value when typing ends; ``step`` given: a QDoubleSpinBox with that step."""
+    s: Any = QSpinBox() if step is None else QDoubleSpinBox()
+    if step is not None:
+        s.setDecimals(2)
+        s.setSingleStep(step)
     s.setRange(lo, hi)
     s.setValue(value)
     s.setToolTip(tip)
     s.setKeyboardTracking(False)
     return s
+
+
+def _combo(items: tuple[str, ...], tip: str) -> QComboBox:
+    c = QComboBox()
+    c.addItems(list(items))
+    c.setToolTip(tip)
+    return c
+
+
+class _Note(QLabel):
+    """A wrapped note in the form that keeps the height its lines need at its width (a form row, inside a scroll
+    area, otherwise gets the height of one line's worth of layout and clips the text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setObjectName("noteLabel")
+        self.setVisible(False)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        need = self.heightForWidth(self.width())
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+
+def _note() -> QLabel:
+    return _Note()
+
+
+def recipe_text(task: str, overrides: dict[str, Any]) -> str:
+    """One line saying which recipe choosing ``task`` filled in."""
+    words = {"num_heads": lambda v: f"{v} head{'s' if v != 1 else ''}", "lr": lambda v: f"lr {v:g}",
+             "num_layers": lambda v: f"{v} layer{'s' if v != 1 else ''}",
+             "steps": lambda v: f"{v} steps"}
+    parts = [words[k](v) if k in words else f"{k} {v}" for k, v in overrides.items()]
+    return f"{task} recipe filled in: {', '.join(parts) if parts else 'the fast defaults'} (≥ 99 % when trained)."
 
 
 class TrainingSetupForm(QWidget):
@@ -55,7 +100,17 @@ class TrainingSetupForm(QWidget):
         form = QFormLayout()
         form.setVerticalSpacing(3)
         form.setHorizontalSpacing(6)
-        self.seq_len = _spin(1, 16, 6, "Tokens to reverse (L). A full example is L inputs, SEP, L reversed.")
+        self.task = _combo(TASK_NAMES, "What the model learns; each task's example:\n" + "\n".join(
+            f"{t}: {layout}" for t, layout in TASK_LAYOUTS.items()))
+        self.recipe_note = _note()
+        self.positional = _combo(POSITIONAL_KINDS, "How the model knows where a token sits: a learned vector per "
+                                 "position (the lesson's), the sinusoidal table, rotary (q and k rotated by "
+                                 "position), or none.")
+        self.positions_note = _note()
+        self.positions_note.setText(NO_POSITIONS_WHY)
+        self.attention_dropout = _spin(0.0, MAX_ATTENTION_DROPOUT, 0.0, "Dropout on the attention weights while "
+                                       "training (off when evaluating).", step=0.05)
+        self.seq_len = _spin(1, 16, 6, "Input tokens (L). A full example is the task's layout (see Task).")
         self.vocab_size = _spin(3, 256, 16, "Vocabulary size; tokens 0 (PAD) and 1 (SEP) are reserved.")
         self.d_model = _spin(1, 512, 32, "Width of the model (embedding size); must be divisible by heads.")
         self.num_heads = _spin(1, 16, 4, "Attention heads per layer; each gets d_model / heads dimensions.")
@@ -87,6 +142,11 @@ class TrainingSetupForm(QWidget):
         self.causal = QCheckBox("causal mask (uncheck to see the leak)")
         self.causal.setChecked(True)
         self.causal.setToolTip("With the mask, position t only attends to positions <= t, as in generation.")
+        form.addRow("task", self.task)
+        form.addRow(self.recipe_note)
+        form.addRow("positions", self.positional)
+        form.addRow(self.positions_note)
+        form.addRow("attention dropout", self.attention_dropout)
         form.addRow("sequence length", self.seq_len)
         form.addRow("vocabulary", self.vocab_size)
         form.addRow("d_model", self.d_model)
@@ -124,6 +184,9 @@ class TrainingSetupForm(QWidget):
                   self.length, self.seed):
             w.valueChanged.connect(self._revalidate)
         self.lr.valueChanged.connect(self._revalidate)
+        self.attention_dropout.valueChanged.connect(self._revalidate)
+        self.positional.currentIndexChanged.connect(self._revalidate)
+        self.task.currentIndexChanged.connect(self._on_task)
         self.length_unit.currentIndexChanged.connect(self._revalidate)
         self.device.currentIndexChanged.connect(self._revalidate)
         self.causal.toggled.connect(self._revalidate)
@@ -142,6 +205,8 @@ class TrainingSetupForm(QWidget):
             "epochs": self.length.value() if unit == "epochs" else 1,
             "steps": self.length.value() if unit == "steps" else None,
             "seed": self.seed.value(), "device": self.device.currentText(), "causal": self.causal.isChecked(),
+            "task": self.task.currentText(), "positional": self.positional.currentText(),
+            "attention_dropout": round(self.attention_dropout.value(), 2),
         }
 
     def config(self) -> TrainConfig | None:
@@ -151,13 +216,19 @@ class TrainingSetupForm(QWidget):
     def error(self) -> str:
         return self._error
 
-    def set_config(self, config: TrainConfig) -> None:
-        """Show an existing config (after loading a model)."""
+    def set_config(self, config: TrainConfig, recipe_note: str = "") -> None:
+        """Show an existing config (after loading a model; ``recipe_note``: the line under Task, "" hides it)."""
         widgets = [self.seq_len, self.vocab_size, self.d_model, self.num_heads, self.num_layers, self.lr,
-                   self.batch_size, self.length, self.length_unit, self.seed, self.device, self.causal]
+                   self.batch_size, self.length, self.length_unit, self.seed, self.device, self.causal, self.task,
+                   self.positional, self.attention_dropout]
         for w in widgets:
             w.blockSignals(True)
         try:
+            self.task.setCurrentText(config.task)
+            self.positional.setCurrentText(config.positional)
+            self.attention_dropout.setValue(config.attention_dropout)
+            self.recipe_note.setText(recipe_note)
+            self.recipe_note.setVisible(bool(recipe_note))
             self.seq_len.setValue(config.seq_len)
             self.vocab_size.setValue(config.vocab_size)
             self.d_model.setValue(config.d_model)
@@ -181,10 +252,20 @@ class TrainingSetupForm(QWidget):
                 w.blockSignals(False)
         self._revalidate()
 
+    def _on_task(self, *_: Any) -> None:
+        """A task was chosen: fill in its recipe, keeping seed, device, causal mask, positions and dropout."""
+        from attention_core.experiments import TASK_RECIPES, task_recipe  # imports torch: on a choice only
+
+        task = self.task.currentText()
+        keep = {k: v for k, v in self.values().items() if k in ("seed", "device", "causal", "positional",
+                                                                "attention_dropout")}
+        self.set_config(task_recipe(task, **keep), recipe_text(task, TASK_RECIPES[task]))
+
     def set_fast_defaults(self) -> None:
         from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
 
-        self.set_config(TrainConfig(seed=self.seed.value(), causal=self.causal.isChecked()))
+        self.set_config(TrainConfig(seed=self.seed.value(), causal=self.causal.isChecked(),
+                                    task=self.task.currentText()))
 
     def set_lesson_recipe(self) -> None:
         from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
@@ -207,6 +288,7 @@ class TrainingSetupForm(QWidget):
         from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
 
         self.causal_note.setVisible(not self.causal.isChecked())
+        self.positions_note.setVisible(self.positional.currentText() == "none")
         try:
             cfg = TrainConfig(**self.values()).validate()
         except ValueError as exc:

@@ -1,5 +1,6 @@
-"""Try it: type a sequence, watch the model reverse it greedily, token by token, and see which input each
-output step attended to (one head at a time, rows = output steps, columns = the positions it could see).
+"""Try it: type a sequence, watch the model answer it greedily for its task (reverse, copy, sort or continue it),
+token by token, against the expected answer, and see which position each output step attended to (one head at a
+time, rows = output steps, columns = the positions it could see; the task's ideal keys highlighted).
 """
 
 from __future__ import annotations
@@ -28,8 +29,14 @@ from ..theme import LIGHT, ThemeColors, colors_for, span
 from .heatmap import HeatmapWidget
 from .side_panel import SideScroll
 
-PLACEHOLDER = ("Train (or load) a model, then type a sequence and press Reverse. The model is the one at the step "
-               "the grid shows; while training runs, this tab follows the newest step about twice a second.")
+PLACEHOLDER = ("Train (or load) a model, then type a sequence and press the button beside it. The model is the one "
+               "at the step the grid shows; while training runs, this tab follows the newest step about twice a "
+               "second.")
+BUTTONS = {"reversal": ("Reverse", "reversed"), "copy": ("Copy", "copied"), "sort": ("Sort", "sorted"),
+           "induction": ("Continue", "continued")}
+"""Per task: the button's word and the verdict's ("✓ sorted exactly")."""
+TIPS = {"reversal": "Tokens to reverse", "copy": "Tokens to copy", "sort": "Tokens to sort (distinct, as trained)",
+        "induction": "Distinct tokens (or tokens repeating with one period) for the model to continue"}
 
 
 class TryItView(QWidget):
@@ -56,10 +63,10 @@ class TryItView(QWidget):
         row = QHBoxLayout()
         self.input = QLineEdit()
         self.input.setPlaceholderText("e.g. 3 7 2 9 4 5")
-        self.input.setToolTip("Tokens to reverse, separated by spaces (2 .. vocabulary-1).")
         self.run_button = QPushButton("Reverse")
-        self.run_button.setToolTip("Greedy generation: the model writes the reversed sequence one token at a "
-                                   "time, feeding back its own tokens.")
+        self.run_button.setToolTip("Greedy generation: the model writes its answer one token at a time, feeding "
+                                   "back its own tokens.")
+        self._set_task("reversal")
         self.animate_button = QPushButton("▶ token by token")
         row.addWidget(QLabel("input"))
         row.addWidget(self.input, 1)
@@ -147,10 +154,15 @@ class TryItView(QWidget):
             self._on_try_it(self.session.try_it)
 
     # ---------------------------------------------------------------- session events
+    def _set_task(self, task: str) -> None:
+        self.run_button.setText(BUTTONS.get(task, ("Run", ""))[0])
+        self.input.setToolTip(f"{TIPS.get(task, 'Tokens')}, separated by spaces (2 .. vocabulary-1).")
+
     def _on_shape(self, *_: object) -> None:
-        cfg = self.session.model_config
+        cfg = self.session.model_config  # the model's (its run's task), else the settings'
         if cfg is not None:
             self.set_heads(cfg.num_layers, cfg.num_heads)
+            self._set_task(cfg.task)
 
     def _on_try_it(self, t: TryIt | None) -> None:
         if t is None:
@@ -195,11 +207,11 @@ class TryItView(QWidget):
         self.caption = caption or (f"model at step {step}" if step is not None else "")
         self.result = result
         self.heatmap.setVisible(True)
-        L = len(result.inputs)
+        A = len(result.generated)
         self.step_slider.blockSignals(True)
-        self.step_slider.setRange(0, L - 1)
+        self.step_slider.setRange(0, A - 1)
         if not animating:
-            self.step_slider.setValue(L - 1)
+            self.step_slider.setValue(A - 1)
         self.step_slider.blockSignals(False)
         self._redraw()
 
@@ -222,7 +234,6 @@ class TryItView(QWidget):
         r = self.result
         if r is None or self.head_combo.count() == 0:
             return
-        L = len(r.inputs)
         upto = self.step_slider.value()
         li, h = self.selected_head()
         if li >= len(r.step_weights[0]) or h >= r.step_weights[0][li].shape[0]:
@@ -231,26 +242,28 @@ class TryItView(QWidget):
         blocked[upto + 1:, :] = True  # not generated yet
         vals[upto + 1:, :] = 0.0
         seq = r.sequence
-        cols = [f"{lab}" for lab in token_labels(seq[: 2 * L])]
+        cols = [f"{lab}" for lab in token_labels(seq[: vals.shape[1]])]
         rows = [f"out {p + 1}: {tok}" if p <= upto else f"out {p + 1}: ?" for p, tok in
                 enumerate(token_labels(r.generated))]
         self.heatmap.set_data(vals, rows, cols, blocked=blocked, kind="weights", row_sums=False,
                               title=f"layer {li + 1} · head {h + 1}, per output step",
                               row_title="", col_title="position it could see (key)")
-        self.heatmap.set_highlight(cells=[(p, L - 1 - p) for p in range(upto + 1)])
+        self.heatmap.set_highlight(cells=[(p, k) for p in range(upto + 1) for k in r.ideal_keys(p)])
         self.heatmap.set_selected((upto, int(vals[upto].argmax())))
         c = self.colors
         at = " " + span(f"({self.caption})", c.muted) if self.caption else ""
         self.result_label.setText(_result_html(r, upto, c) + at)
         p = upto
         k = int(vals[p].argmax())
-        mirrored = L - 1 - p
-        verdict = ("the mirrored input: the copy the task needs" if k == mirrored else
-                   f"not the mirrored input (position {mirrored})")
+        ideal = r.ideal_keys(p)
+        where = " or ".join(str(i) for i in ideal)
+        verdict = (f"the {r.task} task's ideal key" if k in ideal else
+                   f"not the {r.task} task's ideal key (position {where})" if ideal else "")
         self.explain.setText(
-            f"Output {p + 1} (<b>{token_labels([r.generated[p]])[0]}</b>): the query at position {L + p} put "
-            f"<b>{vals[p, k]:.2f}</b> on position {k} (<b>{token_labels([seq[k]])[0]}</b>), {verdict}. "
-            f"{span('Magenta', c.magenta)}: mirrored inputs; {span('blue', c.ideal)}: this head's strongest key.")
+            f"Output {p + 1} (<b>{token_labels([r.generated[p]])[0]}</b>): the query at position "
+            f"{r.first_query + p} put <b>{vals[p, k]:.2f}</b> on position {k} (<b>{token_labels([seq[k]])[0]}</b>)"
+            f"{', ' + verdict if verdict else ''}. {span('Magenta', c.magenta)}: the task's ideal keys; "
+            f"{span('blue', c.ideal)}: this head's strongest key.")
 
 
 def _result_html(r: TryItResult, upto: int, c: ThemeColors = LIGHT) -> str:
@@ -263,8 +276,10 @@ def _result_html(r: TryItResult, upto: int, c: ThemeColors = LIGHT) -> str:
     done = upto >= len(r.generated) - 1
     verdict = ""
     if done:
-        verdict = " " + (span("✓ reversed exactly", c.good, bold=True) if all(r.correct)
+        done_word = BUTTONS.get(r.task, ("", "answered"))[1]
+        verdict = " " + (span(f"✓ {done_word} exactly", c.good, bold=True) if all(r.correct)
                          else span(f"✗ {r.correct.count(False)} wrong", c.bad, bold=True))
-    return (f"input {' '.join(token_labels(r.inputs))} → model: {' '.join(parts)}{verdict}"
+    given = " ".join(token_labels(r.prompt))
+    return (f"{r.task}: given {given} → model: {' '.join(parts)}{verdict}"
             f"<br>{span('expected ' + ' '.join(token_labels(r.expected)), c.muted)}")
 
