@@ -93,6 +93,7 @@ def run_lesson(lesson: Any, right: bool, window: Any = None, out: Any = None) ->
 
     learn = window.learn
     learn.store = learn.panel.store = MemoryStore()  # a check run must not touch the learner's progress
+    window.training.set_speed(None)  # a lesson that trains: as fast as the machine allows
     bad = 0
     try:
         for rec in run_lines(learn, lesson, right):

@@ -9,9 +9,11 @@ through the window's ``UndoableEdits`` (so Undo walks it back), and the maps a p
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -34,7 +36,6 @@ from .models.lessons import (
     dry_run,
     load_lesson,
 )
-from .views.lab_host import TAB_TITLE as LAB_TITLE
 from .views.learn_panel import Cover, LearnPanel, cover_widgets
 
 if TYPE_CHECKING:
@@ -42,10 +43,16 @@ if TYPE_CHECKING:
 
 OFFER_KEY = "learn/offer_dismissed"
 WIDE_SCREEN = 1600
+"""The screen width from which the Learn dock opens by itself at first launch (below it, the offer alone)."""
 DOCK_ROOM = 1180
 """Below this screen width the dock floats at the right instead of docking: docked, the window (its playground in
 the narrow layout) needs ~1130 px (measured at 1024×640; 1006 px at 1280×800 with the side columns)."""
-"""The screen width from which the Learn dock opens by itself at first launch (below it, the offer alone)."""
+CENTRAL_ROOM = 860
+"""The width the window's tabs keep beside a docked Learn panel: narrower, the dock floats (and docks again once the
+window is wide enough). Measured under Xvfb: with 887 px all five Steps maps show their numbers; with 773 px (a
+1180 px window, the dock 401 px) the maps' titles ran into each other and the weights map lost its numbers."""
+REDOCK_SLACK = 40
+"""How much wider than needed the window must be before a dock floated for room docks again (no flip-flopping)."""
 COVER_TEXT = "Covered until you answer"
 # what else shows numbers that would give a covered map away
 _GIVE_AWAY = ("scaled", "masked", "weights", "output")
@@ -75,6 +82,8 @@ class Learn(QObject):
         self._covers: dict[int, Cover] = {}
         self._panel: LearnPanel | None = None
         self._dock: QDockWidget | None = None
+        self.floated_for_room = False
+        """The dock floats because the window became too narrow for it (it docks again when there is room)."""
         window.theme.changed.connect(self.set_dark)
         self.lessons_action = QAction("&Lessons", window)
         self.lessons_action.setStatusTip("Guided lessons: look, do, predict, then see the real numbers.")
@@ -133,6 +142,8 @@ class Learn(QObject):
         dock.hide()
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         dock.visibilityChanged.connect(self._on_visibility)
+        dock.topLevelChanged.connect(self._on_top_level)
+        window.installEventFilter(self)
         window.tab.pipeline.cellClicked.connect(panel.click_cell)
         panel.dismiss_button.clicked.connect(self.dismiss_offer)
         panel.set_dark(window.theme.dark)
@@ -142,7 +153,8 @@ class Learn(QObject):
         w = self.window
         if w.tabs.currentWidget() is not w.tab:
             w.tabs.setCurrentWidget(w.tab)
-        run = LessonRun(lesson, w.playground, w.edits.apply, self.store)
+        run = LessonRun(lesson, w.playground, w.edits.apply, self.store, training=w.training, wait=qt_wait,
+                        lab=w.lab.model)
         run.events.step.connect(lambda: self._show_view(run))
         return run
 
@@ -150,9 +162,13 @@ class Learn(QObject):
         """Bring the view the step talks about to the front (the Steps maps, the Multi-head view …)."""
         w, tab = self.window, self.window.tab
         if run.view == "lab":  # the scaling lab: measured on this machine
-            lab = next((i for i in range(w.tabs.count()) if w.tabs.tabText(i) == LAB_TITLE), None)
-            if lab is not None:
-                w.tabs.setCurrentIndex(lab)
+            w.tabs.setCurrentWidget(w.lab.tab)
+            return
+        if run.view in ("training", "ablate"):  # the Training tab (built on first use: it imports torch)
+            panel = w.training_panel
+            w.tabs.setCurrentWidget(panel)
+            if run.view == "ablate":
+                panel.tabs.setCurrentWidget(panel.ablation)
             return
         views = {"steps": tab.pipeline, "multihead": tab.multihead, "vectors": tab.vectors, "flow": tab.flow}
         target = views.get(run.view or "")
@@ -220,12 +236,42 @@ class Learn(QObject):
             room = screen.availableGeometry()
             if room.width() < DOCK_ROOM:
                 # docked, it would push the window past a small screen's edge: float it at the right instead
-                dock.setFloating(True)
-                width = min(360, room.width() // 3)
-                dock.setGeometry(room.right() - width, room.top() + 40, width, min(640, room.height() - 80))
+                self._float_at_right()
         dock.show()
         dock.raise_()
         QTimer.singleShot(0, self._fit_screen)
+        QTimer.singleShot(0, self.fit_dock)
+
+    def _float_at_right(self) -> None:
+        dock, screen = self.dock, self.window.screen()
+        dock.setFloating(True)
+        if screen is not None:
+            room = screen.availableGeometry()
+            width = min(360, room.width() // 3)
+            dock.setGeometry(room.right() - width, room.top() + 40, width, min(640, room.height() - 80))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if obj is self.window and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self.fit_dock)  # once the resize is laid out
+        return False
+
+    def fit_dock(self) -> None:
+        """A window made narrower than its tabs plus the docked panel need floats the panel instead of squeezing
+        the playground's maps; once the window is wide enough again, a panel floated for that reason docks back."""
+        dock, w = self._dock, self.window
+        if dock is None or not dock.isVisible():
+            return
+        if not dock.isFloating():
+            if w.width() - dock.width() < CENTRAL_ROOM:
+                self._float_at_right()
+                self.floated_for_room = True
+        elif self.floated_for_room and w.width() - dock.width() >= CENTRAL_ROOM + REDOCK_SLACK:
+            dock.setFloating(False)
+            self.floated_for_room = False
+
+    def _on_top_level(self, floating: bool) -> None:
+        if not floating:  # docked again (by the learner, or by ``fit_dock``)
+            self.floated_for_room = False
 
     def _fit_screen(self) -> None:
         """A docked panel may have widened the window past the screen: give the width back (the playground then
@@ -281,6 +327,18 @@ class Learn(QObject):
             self._panel.set_dark(dark)
         for c in self._covers.values():
             c.set_dark(dark)
+
+
+def qt_wait(done: Callable[[], bool], timeout_s: float) -> bool:
+    """Spin the Qt event loop (a training run's steps arrive through it) until ``done()`` or ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        loop = QEventLoop()
+        QTimer.singleShot(20, loop.quit)
+        loop.exec()
+    return True
 
 
 def run_lines(learn: Learn, lesson: Lesson, right: bool) -> Any:

@@ -75,7 +75,14 @@ def test_run_every_bundled_lesson(answers, capsys, shared_window):
         elif path == LESSONS[-1]:  # through main(), by file
             assert main(["lessons", "--run", str(path), "--answers", answers]) == 0
         else:  # the same walk and printing main() does, in one shared window
+            if data["id"] == "reversal":  # trains twice: a smaller run (the Training tab's settings) keeps it short
+                from attention_core.train_config import TrainConfig
+
+                assert shared_window.training_panel is not None
+                shared_window.training.set_config(TrainConfig(train_size=2560, test_size=200, train_eval_size=40))
             assert run_lesson(load_lesson(path), answers == "right", window=shared_window) == 0, path
+            shared_window.training.stop()  # the lesson paused its run: a live thread would hold up another
+            # window's close (it waits for the thread pool) in this one process
         recs = runs[data["id"]] = [json.loads(line) for line in _lines(capsys)]
         assert [r["step"] for r in recs] == list(range(1, len(data["steps"]) + 1))
         assert all(tuple(r) == KEYS for r in recs)

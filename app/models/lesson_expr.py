@@ -123,8 +123,11 @@ them. ``flops(n, d)``: the multiply-adds ×2 of one head's attention at length n
 float32 (``estimate_mib``). The context adds its own (``probe_before`` / ``probe_after``: the causality probe on the
 current state)."""
 
-CONTEXT_FUNCTIONS = frozenset({"probe_before", "probe_after"})
-"""Functions the lesson context adds (``app.models.lessons.context``): the causality probe on the current state."""
+CONTEXT_FUNCTIONS = frozenset({"probe_before", "probe_after", "step_reached", "accuracy_without", "lab_slope",
+                               "lab_seconds", "lab_doubling"})
+"""Functions the lesson context adds: the causality probe on the current state (``app.models.lesson_context``),
+over the Training tab's run ``step_reached(x)`` and ``accuracy_without(layer, head)`` (``lesson_training``), over
+the Lab's measurement ``lab_slope(impl)``, ``lab_seconds(impl)``, ``lab_doubling(impl)`` (``lesson_lab``)."""
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -163,9 +166,12 @@ def parse(expr: str) -> ast.Expression:
 class Evaluator:
     """Evaluates expressions against ``names`` (values: numbers, strings, ``Labeled`` arrays, functions)."""
 
-    def __init__(self, names: Mapping[str, Any], tokens: frozenset[str] = frozenset()) -> None:
+    def __init__(self, names: Mapping[str, Any], tokens: frozenset[str] = frozenset(),
+                 missing: Mapping[str, str] | None = None) -> None:
         self.names, self.tokens = names, tokens
         """``tokens``: bare names that stand for themselves (token names, e.g. ``probe_before(sat)``)."""
+        self.missing = missing or {}
+        """Names that exist but have no value now, with the reason (``best_head`` before any model is trained)."""
 
     def value(self, expr: str) -> Any:
         tree = parse(expr)
@@ -184,6 +190,8 @@ class Evaluator:
             if node.id not in self.names:
                 if node.id in self.tokens:
                     return node.id
+                if node.id in self.missing:
+                    raise LessonExprError(f"{node.id}: {self.missing[node.id]}")
                 raise LessonExprError(f"unknown name {node.id!r}")
             return self.names[node.id]
         if isinstance(node, ast.Subscript):

@@ -14,7 +14,12 @@ the text talks about, pinned).
 
 - ``do``: ``goal``, exactly one of ``{"scale": 1 | "standard" | x}``, ``{"mask": "causal"}``, ``{"heads": 2}``,
   ``{"points_at": {"query": "it", "key": "street"}}`` (that query's largest weight is on that key),
-  ``{"edit": {"matrix": "K", "row": "mat"}}`` (any cell of that row changed).
+  ``{"edit": {"matrix": "K", "row": "mat"}}`` (any cell of that row changed); over the Training tab
+  (``app.models.lesson_training``): ``{"trained": 0.99}`` (a run started in this step reached that greedy accuracy),
+  ``{"causal": false}`` (a run with / without the causal mask reached 99 % teacher-forced, or its end),
+  ``{"ablate": "best"}`` (the head with the best reversal score switched off) or ``{"ablate": "best-layer"}``
+  (every head of its layer); over
+  the Lab (``app.models.lesson_lab``): ``{"measured": true}`` (a measurement started in this step finished).
 - ``predict``: ``ask``, one of ``{"type": "choice", "choices": [...], "answer": EXPR}``,
   ``{"type": "number", "answer": EXPR, "tolerance": 0.01}``, ``{"type": "cell", "map": "weights", "row": "sat",
   "answer": EXPR}`` (the key the learner clicks in that row); optional ``cover`` (the maps hidden until the
@@ -32,16 +37,19 @@ from attention_core.presets import PRESET_NAMES
 from attention_core.steps import STEP_NAMES
 
 from .lesson_expr import LessonExprError, parse, placeholders
+from .lesson_lab import LAB_GOALS
+from .lesson_training import ABLATE_TARGETS, TRAINING_GOALS
 from .state import MASK_MODES
 
 MIN_STEPS, MAX_STEPS = 5, 15
 KINDS = ("look", "do", "predict")
 ASK_TYPES = ("choice", "number", "cell")
-GOALS = ("scale", "mask", "heads", "points_at", "edit")
+GOALS = ("scale", "mask", "heads", "points_at", "edit", *TRAINING_GOALS, *LAB_GOALS)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _STEP_KEYS = {"kind", "title", "text", "state", "highlight", "view"}
-VIEWS = ("steps", "multihead", "vectors", "flow", "lab")
-"""The playground views a step may bring to the front (``"view"``)."""
+VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate")
+"""The views a step may bring to the front (``"view"``): the playground's, the Lab, the Training tab (its Ablate
+tab: ``"ablate"``)."""
 COVERS = (*STEP_NAMES, "multihead")
 """What a predict step may cover: the five step maps and the whole Multi-head view."""
 _KIND_KEYS = {"look": set(), "do": {"goal", "hint"}, "predict": {"ask", "cover", "why"}}
@@ -287,6 +295,15 @@ class _Checker:
             self.bad(p, "points_at needs exactly {\"query\": token, \"key\": token}")
         elif name == "edit" and not (isinstance(v, dict) and set(v) == {"matrix", "row"}):
             self.bad(p, "edit needs exactly {\"matrix\": name, \"row\": token or position}")
+        elif name == "trained" and not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1):
+            self.bad(p, "goal trained must be the greedy accuracy to reach, a fraction in (0, 1] such as 0.99")
+        elif name == "causal" and not isinstance(v, bool):
+            self.bad(p, "goal causal must be true or false (train with or without the causal mask)")
+        elif name == "measured" and v is not True:
+            self.bad(p, "goal measured must be true (a measurement in the Lab finished)")
+        elif name == "ablate" and v not in ABLATE_TARGETS:
+            self.bad(p, "goal ablate must be \"best\" (the head with the best reversal score) or \"best-layer\" "
+                        "(every head of its layer)")
 
     def ask(self, a: Any, path: Path_, i: int) -> None:
         if a is None:

@@ -9,9 +9,13 @@ from typing import Any
 
 from .lesson_expr import LessonExprError
 from .lesson_files import Lesson
+from .lesson_lab import uses_lab
+from .lesson_links import RUN_GOALS
 from .lesson_schema import Problem
+from .lesson_training import uses_training
 from .lessons import LessonRun
 from .playground import PlaygroundModel
+from .training_runner import ThreadRunner
 
 
 def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:
@@ -19,7 +23,17 @@ def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:
     found (a text that cannot be computed, a goal that cannot be reached …) with its step's line."""
     problems: list[Problem] = []
     model = PlaygroundModel(lesson.preset)
-    run = LessonRun(lesson, model)
+    session = lab = None
+    if uses_training(lesson):  # a lesson about the Training tab trains its own throw-away model (a few seconds)
+        from .training_session import TrainingSession
+
+        session = TrainingSession(runner=ThreadRunner())
+        session.set_speed(None)
+    if uses_lab(lesson):  # and one about the Lab measures (its show me: a few seconds)
+        from .scaling_lab import ScalingLab
+
+        lab = ScalingLab(runner=ThreadRunner())
+    run = LessonRun(lesson, model, training=session, lab=lab)
     try:
         for rec in step_records(run, right):
             if not rec["behaved"]:
@@ -28,13 +42,17 @@ def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:
                 problems.append(Problem(where, f"step {rec['step']}: {rec['feedback']}"))
     finally:
         run.close()
+        if session is not None:
+            session.shutdown()
+        if lab is not None:
+            lab.shutdown()
     return problems
 
 
 def step_records(run: LessonRun, right: bool) -> Iterator[dict[str, Any]]:
     """Drive ``run`` from the start: one record per step (step, kind, answer, expected, correct, feedback, and
     ``behaved``: right answers accepted, wrong ones refused with the expected value in the feedback, do steps
-    reached, texts computed)."""
+    reached, texts computed). A do step that starts a training run waits for it (``LessonRun.wait_for_goal``)."""
     try:
         run.start(0)
     except (ValueError, LessonExprError) as exc:
@@ -62,7 +80,7 @@ def step_records(run: LessonRun, right: bool) -> Iterator[dict[str, Any]]:
                                field=("goal",))
                     yield rec
                     continue
-                ok = run.show_me()
+                ok = run.show_me() or (bool(RUN_GOALS & set(run.step["goal"])) and run.wait_for_goal())
                 (name, v), = run.step["goal"].items()
                 rec.update(answer="show me", expected={name: v}, correct=ok,
                            feedback=run.text if ok else (run.message or "show me did not reach the goal"))

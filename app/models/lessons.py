@@ -14,13 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from psygnal import Signal, SignalGroup
 
-from attention_core.probe import probe_attention_causality
-
+from .lesson_context import context, pointing_row, token_index
 from .lesson_expr import Evaluator, Labeled, LessonExprError, format_value, render
 from .lesson_files import (  # noqa: F401 (re-exported: one import for the app, the CLI and the tests)
     LESSON_DIR,
@@ -34,8 +33,14 @@ from .lesson_files import (  # noqa: F401 (re-exported: one import for the app, 
     load_lesson,
     parse_lesson,
 )
+from .lesson_links import EXTERNAL_GOALS, RUN_GOALS, Links
 from .lesson_schema import LessonFileError, Problem  # noqa: F401
+from .lesson_training import Wait
 from .playground import PlaygroundModel
+
+if TYPE_CHECKING:
+    from .scaling_lab import ScalingLab
+    from .training_session import TrainingSession
 
 Apply = Callable[[str, Callable[[PlaygroundModel], Any]], bool]
 
@@ -57,10 +62,14 @@ class LessonEvents(SignalGroup):
 
 
 class LessonRun:
-    """One lesson being walked over ``model``. ``apply``: how edits reach the model (default: call directly)."""
+    """One lesson being walked over ``model``. ``apply``: how edits reach the model (default: call directly).
+    ``training``: the window's ``TrainingSession`` for lessons about the Training tab (``lesson_training``); ``lab``:
+    its ``ScalingLab`` (``lesson_lab``); ``wait(done, timeout_s)``: how to let their runs go on until ``done()``
+    (default: pump their ``ThreadRunner`` s)."""
 
     def __init__(self, lesson: Lesson, model: PlaygroundModel, apply: Apply | None = None,
-                 store: ProgressStore | None = None) -> None:
+                 store: ProgressStore | None = None, training: TrainingSession | None = None,
+                 wait: Wait | None = None, lab: ScalingLab | None = None) -> None:
         self.lesson, self.model = lesson, model
         self.apply: Apply = apply or direct_apply(model)
         self.store = store or MemoryStore()
@@ -74,6 +83,10 @@ class LessonRun:
         self._baseline: np.ndarray | None = None
         self._busy = False
         model.events.changed.connect(self._on_model)
+        self.training, self.lab = training, lab
+        self.links = Links(training, lab, wait)
+        for sig in self.links.signals():
+            sig.connect(self._on_model)
 
     # ------------------------------------------------------------------ reading
     @property
@@ -120,7 +133,10 @@ class LessonRun:
 
     def evaluator(self) -> Evaluator:
         m = self.model
-        return Evaluator(context(m), frozenset(m.query_tokens) | frozenset(m.key_tokens))
+        names = context(m)
+        linked, missing = self.links.names()
+        names.update(linked)
+        return Evaluator(names, frozenset(m.query_tokens) | frozenset(m.key_tokens), missing)
 
     def render(self, text: str) -> str:
         return render(text, self.evaluator())
@@ -139,8 +155,8 @@ class LessonRun:
             for st in self.lesson.steps[:index]:  # replay the steps before, so a resumed lesson looks as it did
                 if "state" in st:
                     self._set_state(st["state"], "")
-                if st["kind"] == "do":
-                    self._perform(st["goal"])
+                if st["kind"] == "do" and not RUN_GOALS & set(st["goal"]):
+                    self._perform(st["goal"])  # a run (training, measuring) is not replayed: the learner's stays
         finally:
             self._busy = busy
         self.go(index)
@@ -159,6 +175,7 @@ class LessonRun:
             self._set_state(st["state"], f"Lesson step {index + 1}")
         if st["kind"] == "do":
             self._baseline = self._goal_target()
+            self.links.opened()
             self.done = self.goal_met()  # met already: the lesson file's mistake (``dry_run`` reports it)
         h = st.get("highlight")
         if h:
@@ -184,12 +201,16 @@ class LessonRun:
 
     def close(self) -> None:
         self.model.events.changed.disconnect(self._on_model)
+        for sig in self.links.signals():
+            sig.disconnect(self._on_model)
 
     # ------------------------------------------------------------------ do steps
     def goal_met(self) -> bool:
         goal = self.step.get("goal") or {}
         (name, v), = goal.items()
         m = self.model
+        if name in EXTERNAL_GOALS:
+            return self.links.goal_met(name, v)
         if name == "scale":
             return m.scale_mode == "sqrt" if v == "standard" else math.isclose(m.result.scale, float(v))
         if name == "mask":
@@ -197,8 +218,8 @@ class LessonRun:
         if name == "heads":
             return bool(m.num_heads == v)
         if name == "points_at":
-            q = _token_index(m.query_tokens, v["query"])
-            return int(np.argmax(m.result.weights[q])) == _token_index(m.key_tokens, v["key"])
+            q = token_index(m.query_tokens, v["query"])
+            return int(np.argmax(m.result.weights[q])) == token_index(m.key_tokens, v["key"])
         target = self._goal_target()
         return self._baseline is not None and target is not None and not np.array_equal(target, self._baseline)
 
@@ -210,9 +231,21 @@ class LessonRun:
         self._on_model()
         return ok and self.done
 
+    def wait_for_goal(self, timeout_s: float = 120.0) -> bool:
+        """After "show me" started a run (training, measuring): let it go on until the do step's goal is met or
+        the run ends (or ``timeout_s``); whether the goal is met."""
+        links = self.links
+        if self.kind == "do" and not self.done and links.busy():
+            links.wait(lambda: self.done or not links.busy(), timeout_s)
+            self._on_model()
+        return self.done
+
     def _perform(self, goal: dict[str, Any]) -> bool:
         (name, v), = goal.items()
         m = self.model
+        if name in EXTERNAL_GOALS:
+            ok, self.message = self.links.perform(name, v)
+            return ok
         if name == "scale":
             return self.apply("Lesson: show me (scale)", lambda mm: mm.set_scale("standard" if v == "standard" else v))
         if name == "mask":
@@ -220,11 +253,11 @@ class LessonRun:
         if name == "heads":
             return self.apply("Lesson: show me (heads)", lambda mm: mm.set_heads(v))
         if name == "points_at":
-            row = _pointing_row(m, v["query"], v["key"])
+            row = pointing_row(m, v["query"], v["key"])
             if row is None:
                 self.message = "Show me cannot do this one here: edit the Q row yourself."
                 return False
-            q = _token_index(m.query_tokens, v["query"])
+            q = token_index(m.query_tokens, v["query"])
             return self.apply("Lesson: show me (point Q)", lambda mm: mm.set_block("Q", q, 0, row.reshape(1, -1)))
         mat, r = self._edit_cell(goal)
         return self.apply("Lesson: show me (edit)",
@@ -237,7 +270,7 @@ class LessonRun:
         if mat not in m.matrices:
             raise ValueError(f"there is no matrix {mat} to edit in this mode ({', '.join(m.matrices)})")
         tokens = m.query_tokens if mat in ("Q", "X", "X_q") else m.key_tokens
-        return mat, _token_index(tokens, e["row"])
+        return mat, token_index(tokens, e["row"])
 
     def _goal_target(self) -> np.ndarray | None:
         goal = self.step.get("goal") or {}
@@ -252,6 +285,7 @@ class LessonRun:
         if self.kind == "do" and not self.done and self.goal_met():
             self.done = True
             self.message = ""
+            self.links.reached(next(iter(self.step["goal"])))
             self._refresh_text()
             self._save()
             self.events.done.emit()
@@ -293,7 +327,7 @@ class LessonRun:
             correct = abs(g - exp) <= float(ask.get("tolerance", 0.01))
             shown = format_value(g)
         elif ask["type"] == "cell":
-            row = _token_index(self.model.query_tokens, ask["row"])
+            row = token_index(self.model.query_tokens, ask["row"])
             r, c = given
             shown = f"{self.model.query_tokens[r]} → {self.model.key_tokens[c]}"
             correct = int(r) == row and self.model.key_tokens[int(c)] == exp
@@ -318,7 +352,7 @@ class LessonRun:
         if ask["type"] == "number":
             return exp if right else exp + 10 * float(ask.get("tolerance", 0.01)) + 1.0
         if ask["type"] == "cell":
-            row = _token_index(self.model.query_tokens, ask["row"])
+            row = token_index(self.model.query_tokens, ask["row"])
             col = self.model.key_tokens.index(exp)
             return (row, col) if right else (row, (col + 1) % len(self.model.key_tokens))
         return exp if right else next(c for c in ask["choices"] if c != str(exp))
@@ -338,7 +372,7 @@ class LessonRun:
             if "heads" in st and m.num_heads != st["heads"]:
                 m.set_heads(st["heads"])
             if "padding" in st:
-                blocked = {_token_index(m.key_tokens, k) for k in st["padding"]}
+                blocked = {token_index(m.key_tokens, k) for k in st["padding"]}
                 for k, keep in enumerate(list(m.padding_keep)):
                     if keep == (k in blocked):
                         m.toggle_padding(k)
@@ -346,7 +380,7 @@ class LessonRun:
                 m.set_mask(st["mask"])
             for c in st.get("cells", []):
                 tokens = m.query_tokens if c["matrix"] in ("Q", "X", "X_q") else m.key_tokens
-                m.set_cell(c["matrix"], _token_index(tokens, c["row"]), int(c["col"]), float(c["value"]))
+                m.set_cell(c["matrix"], token_index(tokens, c["row"]), int(c["col"]), float(c["value"]))
 
         busy, self._busy = self._busy, True
         try:
@@ -357,9 +391,9 @@ class LessonRun:
 
     def _pin(self, h: dict[str, Any]) -> None:
         m = self.model
-        row = _token_index(m.query_tokens, h.get("row", 0))
+        row = token_index(m.query_tokens, h.get("row", 0))
         tokens = m.key_tokens if h["map"] != "output" else [str(i) for i in range(m.result.output.shape[1])]
-        col = _token_index(tokens, h.get("col", 0)) if not isinstance(h.get("col", 0), int) else int(h.get("col", 0))
+        col = token_index(tokens, h.get("col", 0)) if not isinstance(h.get("col", 0), int) else int(h.get("col", 0))
         m.pin(h["map"], row, col)
 
     def _refresh_text(self) -> None:
@@ -400,65 +434,6 @@ def _fail(msg: str) -> Any:
 
 def _decimals(tol: float) -> int:
     return max(0, min(6, int(math.ceil(-math.log10(2 * float(tol))))))  # ±0.005 → 2 decimals, ±0.5 → none
-
-
-def _token_index(tokens: list[str], key: Any) -> int:
-    if isinstance(key, int) and not isinstance(key, bool):
-        if not 0 <= key < len(tokens):
-            raise ValueError(f"position {key} is outside 0..{len(tokens) - 1}")
-        return key
-    if key not in tokens:
-        raise ValueError(f"no token {key!r} (tokens: {', '.join(tokens)})")
-    return tokens.index(key)
-
-
-def _pointing_row(m: PlaygroundModel, query: Any, key: Any) -> np.ndarray | None:
-    """A Q row whose largest weight is on ``key`` (qkv mode only): K[key] itself, or K[key] minus another key."""
-    if m.mode != "qkv":
-        return None
-    k = m.result.k
-    j = _token_index(m.key_tokens, key)
-    candidates = [k[j]] + [k[j] - k[o] for o in range(len(k)) if o != j]
-    for row in candidates:
-        scores = k @ row * m.result.scale
-        if np.linalg.norm(row) > 0 and int(np.argmax(scores)) == j and np.sum(scores == scores[j]) == 1:
-            return np.asarray(row, dtype=np.float64)
-    return None
-
-
-def context(model: PlaygroundModel) -> dict[str, Any]:
-    """The names a lesson's expressions may use, all computed from the model now."""
-    c, s = model.computation, model.result
-    qt, kt = tuple(model.query_tokens), tuple(model.key_tokens)
-    names: dict[str, Any] = {name: Labeled(getattr(s, name), (qt, kt)) for name in ("scores", "scaled", "masked",
-                                                                                    "weights")}
-    names.update(output=Labeled(s.output, (qt, None)), Q=Labeled(c.q, (qt, None)), K=Labeled(c.k, (kt, None)),
-                 V=Labeled(c.v, (kt, None)), scale=float(s.scale), d_k=int(c.q.shape[1]), d_v=int(c.v.shape[1]),
-                 Lq=len(qt), Lk=len(kt), heads=int(model.num_heads))
-    rows = {"X": qt, "X_q": qt, "X_kv": kt}
-    for name, arr in model.matrices.items():  # the inputs as edited: X, W_Q, W_K, W_V, W_O (only what is in use)
-        if name not in names and (model.mode == "projection" or not name.startswith(("X", "W_Q", "W_K", "W_V"))):
-            names[name] = Labeled(arr, (rows.get(name), None))
-    names["d_model"] = int(model.dims.get("d_model", c.q.shape[1]))
-    mh = c.heads
-    if mh is not None:  # heads > 1: the split made visible
-        names.update(head_weights=Labeled(mh.heads.weights, (None, qt, kt)),
-                     head_scores=Labeled(mh.heads.scores, (None, qt, kt)), concat=Labeled(mh.concat, (qt, None)),
-                     mh_output=Labeled(mh.output, (qt, None)), head_scale=float(mh.heads.scale),
-                     head_dim=int(mh.q_heads.shape[-1]))
-
-    def probe(which: str) -> Callable[..., float]:
-        default = "causal" if model.mask_mode == "causal" else "none"
-
-        def run(position: Any, mask: str = default) -> float:
-            pos = _token_index(list(kt), position if not isinstance(position, float) else int(position))
-            p = probe_attention_causality(c.q, c.k, c.v, pos, mask=mask, scale=s.scale)
-            return p.max_change_before if which == "before" else p.max_change_after
-        return run
-
-    names["probe_before"], names["probe_after"] = probe("before"), probe("after")
-    return names
-
 
 
 def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:

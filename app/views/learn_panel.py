@@ -227,12 +227,13 @@ class LearnPanel(QWidget):
         self.feedback.setStyleSheet(f"color: {c.good if fb.correct else c.bad};")
 
     def _clear_inputs(self) -> None:
+        if self.number.parentWidget() is not self:  # kept (hidden) by the panel: its row is deleted below, and a
+            self.number.hide()  # deferred delete of the row would take the line edit with it
+            self.number.setParent(self)
         while self.inputs_box.count():
             w = self.inputs_box.takeAt(0).widget()
-            if w is not None and w is not self.number:
+            if w is not None:
                 w.deleteLater()
-            elif w is self.number:
-                w.setParent(None)  # type: ignore[call-overload]
         self.choice_buttons = []
 
     def _build_inputs(self, ask: dict[str, Any]) -> None:
@@ -244,6 +245,7 @@ class LearnPanel(QWidget):
             h.setContentsMargins(0, 0, 0, 0)
             self.number.clear()
             h.addWidget(self.number, 1)
+            self.number.show()
             check = QPushButton("Check")
             check.clicked.connect(self._check_number)
             h.addWidget(check)

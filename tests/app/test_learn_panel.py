@@ -159,3 +159,20 @@ def test_cost_lesson_ends_on_the_lab_tab(window, qtbot):
     assert window.playground.result.weights.shape == (8, 8)  # the replayed "four times the map" step
     run.go(0)
     assert window.tabs.currentWidget() is window.tab and window.view_tabs.currentWidget() is window.pipeline
+
+
+def test_reversal_lesson_brings_the_training_tab_and_its_ablate_tab(window, qtbot, monkeypatch):
+    from app.training_panel import TrainingPanel
+
+    monkeypatch.setattr(TrainingPanel, "warm_up_torch", False)  # nothing trains here: no torch warm-up to wait for
+    learn = _fresh(window)
+    lesson = find_lesson("reversal")
+    ablate = next(i for i, s in enumerate(lesson.steps) if s.get("view") == "ablate")
+    run = learn.open(lesson, ablate)  # resumed past the training step: nothing trained in this window yet
+    panel = window.training_panel
+    assert window.tabs.currentWidget() is panel and panel.tabs.currentWidget() is panel.ablation
+    assert "no trained model yet" in learn.panel.text.text()
+    run.go(0)  # the first step: the Training tab, its figures from the tab's settings
+    cfg = window.training.config
+    assert window.tabs.currentWidget() is panel
+    assert f"({cfg.num_layers} layers × {cfg.num_heads} heads) to write {cfg.seq_len} tokens" in learn.panel.text.text()
