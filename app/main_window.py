@@ -1,4 +1,5 @@
-"""The main window: layout and wiring only. Two tabs, each driven by one Qt-free evented model:
+"""The main window: layout and wiring only. Four tabs, each driven by one Qt-free evented model (the Lab and the
+Experiments tabs through their hosts, ``app/views/lab_host.py`` and ``experiment_host.py``):
 
 - Playground: ``self.playground`` (``PlaygroundModel``); edits go through ``self.edits`` (undo stack) and every view
   follows the model's events (app/views/playground_tab.py).
@@ -75,13 +76,11 @@ class MainWindow(QMainWindow):
         self.edits = UndoableEdits(self.playground, self.undo_stack, self)
         self.session_path: Path | None = None
         self._training_panel: TrainingPanel | None = None
-        self._shown_once = False
-        self._closed = False
+        self._shown_once = self._closed = False
         self.confirm_on_close = True  # test fixtures and scripts set False: close without the unsaved-changes prompt
 
         self.setWindowTitle("Attention Playground[*]")
-        icon = resource_path("icons", "app.png")
-        if icon.is_file():
+        if (icon := resource_path("icons", "app.png")).is_file():
             self.setWindowIcon(QIcon(str(icon)))
         self.tabs = QTabWidget()
         self.setCentralWidget(self.tabs)
@@ -101,6 +100,7 @@ class MainWindow(QMainWindow):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.edits.refused.connect(self._show_refusal)
         self.playground.events.result.connect(self._show_status)
+        self.training.events.status.connect(self._show_status)
         self.resize(1280, 800)
         if (geom := self.settings.geometry()) is not None:
             self.restoreGeometry(geom)
@@ -186,9 +186,12 @@ class MainWindow(QMainWindow):
     def _on_clean_changed(self, clean: bool) -> None:
         self.setWindowModified(not clean)
 
-    def _show_status(self) -> None:
-        if self.tabs.currentWidget() is self.tab:
-            self.statusBar().showMessage(self.playground.status)
+    def _show_status(self, *_: object) -> None:
+        """The status line follows the current tab: the playground's result, or the training run's task and state."""
+        current = self.tabs.currentWidget()
+        if current is self.tab or current in (self._training_holder, self._training_panel):
+            self.statusBar().showMessage(self.playground.status if current is self.tab else
+                                         f"Training: {self.training.status}")
 
     # ================================================================== theme
     def set_theme(self, theme: str, save: bool = True) -> None:
@@ -338,10 +341,7 @@ class MainWindow(QMainWindow):
     def _on_tab_changed(self, index: int) -> None:
         if self.tabs.widget(index) is self._training_holder:
             QTimer.singleShot(0, lambda: self.training_panel)
-        if index == 0:
-            self._show_status()  # the status line describes the playground's current result
-        elif self.tabs.widget(index) in (self._training_holder, self._training_panel):
-            self.statusBar().showMessage(f"Training: {self.training.status}")  # its run, task and state
+        self._show_status()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)

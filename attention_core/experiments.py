@@ -190,21 +190,27 @@ def _last_evaluated(history: Sequence[TrainingReport]) -> TrainingReport:
     return next(r for r in reversed(history) if r.evaluated)
 
 
-def summary_row(run: ExperimentRun, history: Sequence[TrainingReport]) -> dict[str, Any]:
-    """The final table's row of one run (JSON-ready)."""
+def summary_row(run: ExperimentRun, history: Sequence[TrainingReport], digits: int | None = 4) -> dict[str, Any]:
+    """The final table's row of one run (JSON-ready), its figures rounded to ``digits`` decimals (seconds to 3).
+    ``digits=None`` keeps them exact: a view that shows fewer decimals must round the exact value once (0.565003
+    rounded to 0.565 first would then show as 0.56)."""
     last = _last_evaluated(history)
     cfg = run.config
     entropy = last.head_entropy
     scores = last.head_task_scores
+
+    def r(value: float, places: int | None = digits) -> float:
+        return float(value) if places is None or digits is None else round(float(value), places)
+
     return {
         "run": run.name, "task": cfg.task, "positional": cfg.positional, "causal": cfg.causal,
         "num_heads": cfg.num_heads, "num_layers": cfg.num_layers, "attention_dropout": cfg.attention_dropout,
         "steps": last.step, "steps_to_99": first_step_reaching(history),
-        "sequence_accuracy": round(last.sequence_accuracy, 4), "token_accuracy": round(last.reversal_accuracy, 4),
-        "test_loss": round(last.test_loss, 4),
-        "mean_head_entropy": None if entropy is None else round(float(np.mean(entropy)), 4),
-        "best_task_score": None if scores is None else round(float(np.max(scores)), 4),
-        "seconds": round(last.seconds, 3), "wall_seconds": round(last.wall_seconds, 3),
+        "sequence_accuracy": r(last.sequence_accuracy), "token_accuracy": r(last.reversal_accuracy),
+        "test_loss": r(last.test_loss),
+        "mean_head_entropy": None if entropy is None else r(np.mean(entropy)),
+        "best_task_score": None if scores is None else r(np.max(scores)),
+        "seconds": r(last.seconds, 3), "wall_seconds": r(last.wall_seconds, 3),
     }
 
 
@@ -213,15 +219,24 @@ SUMMARY_COLUMNS = ("run", "task", "positional", "causal", "num_heads", "num_laye
                    "best_task_score", "seconds", "wall_seconds")
 
 
+def _csv_cell(column: str, value: Any) -> Any:
+    """Figures as ``summary_row`` rounds them (rows kept exact by a view are rounded here)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return round(value, 3 if column.endswith("seconds") else 4)
+    return value
+
+
 def write_summary_csv(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
-    """The final table as CSV (one row per run), atomically written."""
+    """The final table as CSV (one row per run, figures to 4 decimals, seconds to 3), atomically written."""
     from .fileio import atomic_write
 
     def write(fh: Any) -> None:
         w = csv.writer(fh)
         w.writerow(SUMMARY_COLUMNS)
         for row in rows:
-            w.writerow(["" if row.get(c) is None else row.get(c) for c in SUMMARY_COLUMNS])
+            w.writerow([_csv_cell(c, row.get(c)) for c in SUMMARY_COLUMNS])
 
     atomic_write(path, write, text=True)
 

@@ -129,12 +129,11 @@ class CompareGrids(QWidget):
             grid.show_message("not trained yet")
             return
         runs = self.model.trained_runs
-        task = runs[side.index].config.task if side.index < len(runs) else "reversal"
         entropy = side.entropy
         grid.set_maps(snap.probe_weights, snap.labels, seq_len=snap.seq_len, causal=snap.causal,
-                      reversal=snap.reversal_scores, entropy=entropy if entropy is not None else snap.entropy,
-                      focus=snap.focus)
-        grid.set_show_ideal(task == "reversal")  # the grid's marks are the reversal anti-diagonal
+                      reversal=snap.task_scores, entropy=entropy if entropy is not None else snap.entropy,
+                      focus=snap.focus, ideal=snap.ideal, score_name=snap.score_name)
+        grid.set_show_ideal(snap.ideal is not None)  # circles: the run's task's ideal pattern on its probe
         steps, scores, focus = self.model.compare.sparklines(w)
         total = runs[side.index].config.total_steps if side.index < len(runs) else None
         grid.set_sparklines(steps, scores, focus, cursor_step=float(snap.step), max_step=total)

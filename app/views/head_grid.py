@@ -118,7 +118,7 @@ class _Cell:
         text = f"{rev_focus}<br>entropy {ent:.2f}{'' if self.compact else ' nats'}"
         if text != self.stats_text:
             self.stats_text = text
-            self.stats.setText(text, size="8pt")
+            self.stats.setText(text, size="7pt" if self.compact else "8pt")  # 8 pt overlapped at ~75 px a map
 
 
 class HeadGrid(QWidget):

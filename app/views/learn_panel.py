@@ -163,6 +163,7 @@ class LearnPanel(QWidget):
         run.events.done.connect(self._on_done)
         run.events.answered.connect(self._on_answered)
         run.start(index)
+        self.show_offer(False)  # "Pick a lesson below" no longer describes the panel once one is open
         self._show()
         return run
 

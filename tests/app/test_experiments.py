@@ -129,3 +129,24 @@ def test_cancel_and_closing_the_window_stop_the_runs(window, tab, qtbot):
     qtbot.waitUntil(lambda: len(m.sessions[0].history) > 3, timeout=30_000)
     window.close()
     assert not m.is_running and not any(s.is_alive for s in m.sessions)
+
+
+def test_each_runs_heads_are_scored_and_circled_for_its_own_task(tab, qtbot):
+    """Run B trains copy: its grid names the copy score, shows the report's copy scores and circles copy's ideal
+    diagonal on the probe, not reversal's anti-diagonal (run A's)."""
+    m = tab.model
+    m.set_runs([{"task": "reversal", "steps": 8}, {"task": "copy", "steps": 8}])
+    tab.run_button.click()
+    qtbot.waitUntil(lambda: not m.is_running, timeout=90_000)
+    tab.views.setCurrentWidget(tab.heads)
+    qtbot.wait(300)
+    grids = tab.heads.grids.grids
+    for side, session, name in (("a", m.sessions[0], "rev"), ("b", m.sessions[1], "copy")):
+        snap = session.history.latest
+        assert snap.score_name == name
+        scores = np.asarray(_last_eval(session).head_task_scores)
+        for li, h in np.ndindex(scores.shape):
+            assert f"{name} {scores[li, h]:.2f}" in grids[side].stats_text(li, h)
+        ideal = snap.ideal
+        assert sorted(grids[side].marks(0, 0)) == sorted((int(q), int(k)) for q, k in zip(*np.nonzero(ideal)))
+    assert grids["a"].marks(0, 0) != grids["b"].marks(0, 0)

@@ -97,6 +97,9 @@ def test_first_launch_offer_and_menus(window, qtbot):
     assert learn.lessons_action in help_menu.actions()
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     assert learn.open_action in file_menu.actions()
+    learn.panel.show_offer(True)  # the dock's own "Pick a lesson below" (shown when it opens at first launch) …
+    learn.open(learn.panel.lessons[0])
+    assert not learn.panel.offer.isVisibleTo(learn.panel)  # … goes once a lesson is open: it no longer applies
 
 
 def test_the_dock_keeps_the_window_on_a_1280_px_screen(window, qtbot):

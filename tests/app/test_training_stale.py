@@ -310,3 +310,38 @@ def test_while_paused_only_one_button_reads_resume(panel, qtbot, monkeypatch):
     assert button_texts(panel).count("Resume") == 1
     click(qtbot, rc.stop_button)
     assert s.run_state == "stopped" and button_texts(panel).count("Resume") == 0
+
+
+# h. ---------------------------------------------------------------------------------------------------------
+def test_the_window_status_line_follows_the_run_while_the_training_tab_is_shown(window, panel, qtbot):
+    """It said "Ready. Start trains…" for the whole of a run started after the tab was opened (it was only set
+    when the tab became current)."""
+    s = panel.session
+    window.tabs.setCurrentWidget(panel)
+    assert window.statusBar().currentMessage() == f"Training: {s.status}"
+    train(panel, qtbot, steps=6)
+    assert s.run_state == "finished" and s.status.startswith("Finished: 6 steps")
+    assert window.statusBar().currentMessage() == f"Training: {s.status}"
+    click_head(qtbot, panel, 0, 1)  # the status now describes the ablation
+    assert "switched off" in s.status and window.statusBar().currentMessage() == f"Training: {s.status}"
+    window.tabs.setCurrentIndex(0)  # the playground's tab: its own status, untouched by the run's
+    assert window.statusBar().currentMessage() == window.playground.status
+    click_head(qtbot, panel, 0, 1)
+    assert window.statusBar().currentMessage() == window.playground.status
+
+
+# i. ---------------------------------------------------------------------------------------------------------
+def test_the_timeline_slider_keeps_room_to_scrub_in_a_narrow_window(window, panel, qtbot):
+    """At 1024 px the slider was ~45 px wide beside "step 0", the step, "▶ Replay" and "● Live": there the two
+    buttons show their symbols alone; in a wide window their words come back."""
+    from app.views.training_timeline import SLIDER_ROOM
+
+    tl = panel.timeline
+    train(panel, qtbot, steps=4)
+    for width, compact in ((1024, True), (1920, False)):
+        window.resize(width, 760)
+        qtbot.wait(200)
+        assert tl.compact is compact
+        assert (tl.replay_button.text(), tl.live_button.text()) == (("▶", "●") if compact else ("▶ Replay", "● Live"))
+        assert tl.slider.width() >= (100 if compact else SLIDER_ROOM)  # 37 px at 1024 with the words
+        assert "Replay" in tl.replay_button.toolTip() and "Live" in tl.live_button.toolTip()

@@ -4,6 +4,7 @@ options that differ, and the summary table against the histories it summarises."
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
@@ -18,6 +19,7 @@ from attention_core.experiments import (
     entropy_change,
     first_step_reaching,
     load_runs_file,
+    summary_row,
     write_summary_csv,
 )
 
@@ -83,3 +85,22 @@ def test_summary_rows_follow_the_histories(tmp_path):
     with open(tmp_path / "s.csv") as fh:
         table = list(csv.DictReader(fh))
     assert tuple(table[0]) == SUMMARY_COLUMNS and [t["run"] for t in table] == ["causal=yes", "causal=no"]
+
+
+def test_a_figure_is_rounded_once_for_the_table_and_to_four_decimals_in_the_csv(tmp_path):
+    """A mean head entropy of 0.565003 showed as 0.56 in the final table: the row had been rounded to 0.565 first
+    (binary 0.56499...). Exact rows (``digits=None``) keep the value; the CSV still gets 4 decimals."""
+    runs = build_runs([{"seed": 0}, {"seed": 1}], {"steps": 2, "test_size": 50})
+    experiment = Experiment(runs)
+    for _ in experiment.reports():
+        pass
+    history = list(experiment.trainers[0].history)
+    last = history[-1]
+    history[-1] = dataclasses.replace(last, head_entropy=np.full_like(np.asarray(last.head_entropy), 0.565003))
+    exact, rounded = summary_row(runs[0], history, digits=None), summary_row(runs[0], history)
+    assert exact["mean_head_entropy"] == pytest.approx(0.565003) and f"{exact['mean_head_entropy']:.2f}" == "0.57"
+    assert rounded["mean_head_entropy"] == 0.565
+    write_summary_csv(tmp_path / "s.csv", [exact])
+    with open(tmp_path / "s.csv") as fh:
+        row = next(csv.DictReader(fh))
+    assert row["mean_head_entropy"] == "0.565" and row["sequence_accuracy"] == str(round(last.sequence_accuracy, 4))
