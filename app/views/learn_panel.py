@@ -136,7 +136,10 @@ class LearnPanel(QWidget):
             p = self.store.load(lesson.id)
             done = "✓ " if p.get("done") else ""
             n = len(lesson.steps)
-            progress = f"step {int(p.get('furthest', 0)) + 1}/{n}" if p else f"{n} steps"
+            # the step the lesson is at (where it resumes), not the furthest one reached: for the open lesson
+            # "step 12/12" beside "Step 3 of 12" described an earlier pass; ✓ says it was finished once
+            step = p.get("step", 0)
+            progress = f"step {(step if isinstance(step, int) else 0) + 1}/{n}" if p else f"{n} steps"
             score = f" · score {p.get('score', 0)}/{p.get('of', 0)}" if p.get("of") else ""
             item = QListWidgetItem(f"{done}{lesson.title} · {progress}{score}")
             item.setData(Qt.ItemDataRole.UserRole, lesson.id)
@@ -216,7 +219,9 @@ class LearnPanel(QWidget):
             self.text.setText(self.run.text)
 
     def _done_text(self) -> str:
-        return "Done: the playground shows it."
+        """Where the result of a finished do step is on screen (the step's view names the tab)."""
+        where = {"lab": "the Lab", "training": "the Training tab", "ablate": "the Training tab's Ablate view"}
+        return f"Done: {where.get(self.run.view or '', 'the playground') if self.run else 'the playground'} shows it."
 
     def _set_feedback(self, fb: Feedback | None) -> None:
         c = colors_for(self.dark)

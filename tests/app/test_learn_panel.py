@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from app.learn import WIDE_SCREEN
@@ -65,6 +66,8 @@ def test_do_step_advances_from_a_real_edit(window, qtbot):
     assert run.done and window.undo_stack.count() > depth
     qtbot.waitUntil(lambda: run.index == 4, timeout=3000)  # moves on by itself
     assert run.kind == "predict"
+    item = learn.panel.list.currentItem()  # the list names the step the lesson is at, like the panel's title
+    assert item.data(Qt.ItemDataRole.UserRole) == "scaling" and f"step 5/{run.total}" in item.text()
     window.undo_stack.undo()  # the learner's edit is an ordinary undo step
     assert window.playground.scale_mode == "sqrt"
 
@@ -79,6 +82,7 @@ def test_show_me_performs_the_step_through_the_undo_stack(window, qtbot):
     assert run.done and int(np.argmax(w)) == window.playground.key_tokens.index("street")
     assert window.undo_stack.count() == depth + 1
     assert learn.panel.next_button.isEnabled()
+    assert learn.panel.feedback.text() == "Done: the playground shows it."
 
 
 def test_first_launch_offer_and_menus(window, qtbot):
@@ -175,6 +179,7 @@ def test_reversal_lesson_brings_the_training_tab_and_its_ablate_tab(window, qtbo
     panel = window.training_panel
     assert window.tabs.currentWidget() is panel and panel.tabs.currentWidget() is panel.ablation
     assert "no trained model yet" in learn.panel.text.text()
+    assert learn.panel._done_text() == "Done: the Training tab's Ablate view shows it."  # not "the playground"
     run.go(0)  # the first step: the Training tab, its figures from the tab's settings
     cfg = window.training.config
     assert window.tabs.currentWidget() is panel
