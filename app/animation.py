@@ -38,12 +38,14 @@ HOLD_LAST_S = 2.0
 
 
 def history_from_reports(reports: Sequence[TrainingReport], probe: Sequence[int], seq_len: int,
-                         causal: bool = True, task: str = "reversal") -> TrainingHistory:
+                         causal: bool = True, task: str = "reversal", positional: str = "learned",
+                         attention_dropout: float = 0.0) -> TrainingHistory:
     """A ``TrainingHistory`` from a trainer's reports (what the CLI has): one snapshot per report, on ``probe``
     (the full probe sequence of ``task`` the maps were recorded on)."""
     history = TrainingHistory()
     for report in reports:
-        history.add(Snapshot.from_report(report, [int(t) for t in probe], seq_len, causal, task=task))
+        history.add(Snapshot.from_report(report, [int(t) for t in probe], seq_len, causal, task=task,
+                                         positional=positional, attention_dropout=attention_dropout))
     return history
 
 
@@ -66,7 +68,7 @@ def frame_title(history: TrainingHistory, index: int, total_steps: int | None = 
     if at is not None:
         accuracy = float(history[history.index_of_step(at)].report.sequence_accuracy)
     context = ExportContext(task=task or snap.task, accuracy=accuracy, accuracy_step=at if at != snap.step else None,
-                            causal=snap.causal)
+                            causal=snap.causal, positional=snap.positional, attention_dropout=snap.attention_dropout)
     inputs = token_labels(snap.probe[: snap.seq_len])
     line = " · ".join([context.line(), f"probe {' '.join(inputs)} → {' '.join(token_labels(snap.answer))}"])
     return f"Heads at step {snap.step} / {total}", line

@@ -260,7 +260,8 @@ def _write_animation(target: Path, trainer: Any) -> str:
     from .animation import history_from_reports, write_timeline
 
     cfg = trainer.config
-    history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal, task=cfg.task)
+    history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal, task=cfg.task,
+                                   positional=cfg.positional, attention_dropout=cfg.attention_dropout)
     bar = Progress(len(history), f"write {target.name}", unit="frame")
     try:
         write_timeline(target, history, total_steps=cfg.total_steps, progress=lambda done, _n: bar.update(done))

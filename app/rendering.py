@@ -364,6 +364,10 @@ class ExportContext:
     accuracy_step: int | None = None
     """The step the accuracy was measured at, when older than ``step`` (evaluation runs every few steps)."""
     causal: bool | None = None
+    positional: str | None = None
+    """The run's position encoding: named unless it is the default (learned)."""
+    attention_dropout: float | None = None
+    """Dropout on the attention weights in training: named when above 0."""
 
     def parts(self) -> list[str]:
         out = []
@@ -383,6 +387,10 @@ class ExportContext:
             out.append(f"test sequence accuracy {self.accuracy:.0%}{when}")
         if self.causal is False:
             out.append("no causal mask")
+        if self.positional is not None and self.positional != "learned":
+            out.append("no positions" if self.positional == "none" else f"{self.positional} positions")
+        if self.attention_dropout:
+            out.append(f"attention dropout {self.attention_dropout:g}")
         return out
 
     def line(self) -> str:

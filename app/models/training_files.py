@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .training_history import Snapshot, TrainingHistory
+from .training_history import Snapshot, TrainingHistory, snapshot_options
 from .training_runner import Factory
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
         trainer = trainer_from_checkpoint(model, meta)
         cfg = trainer.config
         if entries:
-            snaps = [Snapshot.from_report(r, probe, cfg.seq_len, cfg.causal, params, task=cfg.task)
+            snaps = [Snapshot.from_report(r, probe, cfg.seq_len, cfg.causal, params, **snapshot_options(cfg))
                      for r, probe, params in entries]
             trainer.history = [r for r, _, _ in entries]
             trainer.probe = torch.tensor(entries[-1][1], dtype=torch.long)
@@ -82,8 +82,9 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
         probe = [int(t) for t in trainer.probe.tolist()]
         first, last = trainer.history
         return trainer, [
-            Snapshot.from_report(first, probe, cfg.seq_len, cfg.causal, initial_params(cfg), task=cfg.task),
-            Snapshot.from_report(last, probe, cfg.seq_len, cfg.causal, params_of(trainer.model), task=cfg.task)]
+            Snapshot.from_report(first, probe, cfg.seq_len, cfg.causal, initial_params(cfg), **snapshot_options(cfg)),
+            Snapshot.from_report(last, probe, cfg.seq_len, cfg.causal, params_of(trainer.model),
+                                 **snapshot_options(cfg))]
 
     return factory, note
 

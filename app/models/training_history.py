@@ -15,7 +15,7 @@ import bisect
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -75,6 +75,9 @@ class Snapshot:
     task: str = "reversal"
     """The task the run trains (``attention_core.tasks.TASK_NAMES``): what the probe, the ideal pattern and the
     head score are."""
+    positional: str = "learned"
+    attention_dropout: float = 0.0
+    """The run's position encoding and dropout on the weights: an exported picture names them (``ExportContext``)."""
 
     def __post_init__(self) -> None:
         if self.entropy is None or self.focus is None:
@@ -84,9 +87,10 @@ class Snapshot:
 
     @classmethod
     def from_report(cls, report: TrainingReport, probe: Sequence[int], seq_len: int, causal: bool = True,
-                    params: Params | None = None, task: str = "reversal") -> Snapshot:
+                    params: Params | None = None, task: str = "reversal", positional: str = "learned",
+                    attention_dropout: float = 0.0) -> Snapshot:
         return cls(report, tuple(int(t) for t in probe), list(report.probe_weights), seq_len, causal,
-                   params=params, task=task)
+                   params=params, task=task, positional=positional, attention_dropout=float(attention_dropout))
 
     @property
     def step(self) -> int:
@@ -150,7 +154,8 @@ class Snapshot:
     def with_probe(self, probe: Sequence[int], weights: Sequence[np.ndarray]) -> Snapshot:
         """The same step seen through another probe (recomputed maps)."""
         return Snapshot(self.report, tuple(int(t) for t in probe), list(weights), self.seq_len, self.causal,
-                        params=self.params, task=self.task)
+                        params=self.params, task=self.task, positional=self.positional,
+                        attention_dropout=self.attention_dropout)
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,11 @@ class HeadComparison:
     @property
     def reversal_change(self) -> float:
         return self.reversal_after - self.reversal_before
+
+
+def snapshot_options(config: Any) -> dict[str, Any]:
+    """What a ``Snapshot`` records of a run's config (``TrainConfig`` or ``ModelConfig``) beyond shape and mask."""
+    return {"task": config.task, "positional": config.positional, "attention_dropout": config.attention_dropout}
 
 
 class TrainingHistory:

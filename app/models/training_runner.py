@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from .training_history import Snapshot
+from .training_history import Snapshot, snapshot_options
 
 if TYPE_CHECKING:
     from attention_core.training import ReversalTrainer, TrainingControl
@@ -119,7 +119,8 @@ def drive(factory: Factory, control: TrainingControl, torch_threads: int | None 
                 took = time.perf_counter() - t0
                 probe = [int(t) for t in trainer.probe.tolist()]
                 params = params_of(trainer.model) if keep_params else None
-                snap = Snapshot.from_report(report, probe, cfg.seq_len, cfg.causal, params=params, task=cfg.task)
+                snap = Snapshot.from_report(report, probe, cfg.seq_len, cfg.causal, params=params,
+                                            **snapshot_options(cfg))
                 yield Stepped(snap, took)
                 t0 = time.perf_counter()
             return

@@ -16,7 +16,7 @@ import numpy as np
 
 from attention_core.task_shapes import TASK_LAYOUTS, answer_length, prompt_length
 
-from .training_history import Params, Snapshot
+from .training_history import Params, Snapshot, snapshot_options
 
 if TYPE_CHECKING:
     import torch
@@ -274,7 +274,7 @@ def fresh_factory(config: TrainConfig, probe: Sequence[int] | None = None) -> Fa
             trainer = ReversalTrainer(config)
         p = [int(t) for t in trainer.probe.tolist()]
         return trainer, [Snapshot.from_report(trainer.history[0], p, config.seq_len, config.causal,
-                                              params_of(trainer.model), task=config.task)]
+                                              params_of(trainer.model), **snapshot_options(config))]
 
     return make
 

@@ -5,6 +5,7 @@ changes. References are computed here by hand from a model rebuilt from the reco
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -117,3 +118,24 @@ def test_task_run_shows_its_ideal_pattern_and_score(panel, qtbot, task):
     panel.form.positional.setCurrentText("none")
     note = panel.form.positions_note
     assert note.isVisibleTo(panel) and "permutation-equivariant" in note.text()
+
+
+def test_exports_name_the_runs_positions_and_dropout(panel, qtbot, tmp_path):
+    """A picture of a run without learned positions, or trained with dropout on the weights, says so: the
+    context line under its title names them (a learned-position run without dropout names neither)."""
+    from app.rendering import ExportContext
+
+    assert ExportContext(positional="learned", attention_dropout=0.0).line() == ""
+    assert ExportContext(positional="none").line() == "no positions"
+    s = panel.session
+    cfg = dataclasses.replace(task_recipe("reversal", steps=3), positional="sinusoidal", attention_dropout=0.1)
+    panel.form.set_config(cfg)
+    assert s.config == cfg
+    qtbot.mouseClick(panel.run_controls.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: s.run_state in ("finished", "stopped", "error"), timeout=TIMEOUT_MS)
+    assert s.run_state == "finished", s.last_error
+    line = panel.exports.context_line()
+    assert "reversal task" in line and "sinusoidal positions · attention dropout 0.1" in line
+    assert s.history.latest.positional == "sinusoidal" and s.history.latest.attention_dropout == 0.1
+    title = panel.exports.export_grid(tmp_path / "grid.png")
+    assert "sinusoidal positions · attention dropout 0.1" in title and (tmp_path / "grid.png").stat().st_size > 1000
