@@ -27,6 +27,8 @@ RUN_STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine
               Qt.PenStyle.DotLine, Qt.PenStyle.DotLine)
 PLOTS = {"loss": "Training loss (batch, log scale)", "accuracy": "Held-out sequence accuracy (greedy)"}
 SERIES_MS = 150
+EMPTY_TEXT = "Run trains these runs: the curves draw as they learn"
+"""What the plots say before any run has a recorded step (empty axes alone looked like a broken view)."""
 
 
 class ExperimentPlots(QWidget):
@@ -60,6 +62,8 @@ class ExperimentPlots(QWidget):
                 plot.setYRange(0, 1.02, padding=0)
                 plot.addItem(self.goal, ignoreBounds=True)
             self.plots[what] = plot
+        self.empty_note = pg.TextItem(EMPTY_TEXT, anchor=(0.5, 0.5))  # in the accuracy plot, at its middle
+        self.plots["accuracy"].addItem(self.empty_note, ignoreBounds=True)
         self.set_dark(False)
         self.model = model
         self._subscribed: list[tuple[Any, Callable[..., Any]]] = []
@@ -90,6 +94,7 @@ class ExperimentPlots(QWidget):
         self.legend.setPen(None)
         self.legend.setBrush(None)
         self.goal.setPen(pg.mkPen(c.goal, width=1, style=Qt.PenStyle.DotLine))
+        self.empty_note.setColor(c.muted)
         for (_what, i), curve in self.curves.items():
             self._style(curve, i)
 
@@ -115,17 +120,24 @@ class ExperimentPlots(QWidget):
                     if what == "loss":
                         self.legend.addItem(curve, name)
             self.legend.setColumnCount(len(names) if len(names) <= 4 else 3)
-        top = 1.0
+        top, drawn = 1.0, False
         for i in range(len(names)):
             x_loss, y_loss, x_acc, y_acc = self.series(model, i)
             self.curves[("loss", i)].setData(x_loss, y_loss)
             self.curves[("accuracy", i)].setData(x_acc, y_acc)
+            drawn = drawn or bool(len(x_loss))
             if len(x_loss):
                 top = max(top, float(x_loss[-1]))
             elif i < len(runs):
                 top = max(top, float(runs[i].config.total_steps))
         for plot in self.plots.values():
             plot.setXRange(0, top, padding=0.02)
+        self.empty_note.setVisible(not drawn)
+        self.empty_note.setPos(top / 2, 0.5)
+
+    def empty_text(self) -> str:
+        """The note shown instead of curves ("" once a run has recorded a step)."""
+        return self.empty_note.textItem.toPlainText() if self.empty_note.isVisible() else ""
 
     @staticmethod
     def series(model: ExperimentSession, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ def tab(window, qtbot):
 def _run(tab, qtbot, steps=STEPS):
     m = tab.model
     m.set_preset("causal-vs-bidirectional", steps=steps)
+    assert tab.plots.empty_text().startswith("Run trains these runs")  # not bare axes before a run
     tab.run_button.click()
     assert m.is_running and not tab.run_button.isEnabled() and tab.cancel_button.isEnabled()
     qtbot.waitUntil(lambda: not m.is_running, timeout=90_000)
@@ -43,7 +44,7 @@ def test_an_experiment_runs_and_every_view_shows_the_measured_figures(window, ta
     assert m.run_state == "finished" and tab.progress_bar.value() == 1000
     assert tab.progress_text() == f"done: {2 * STEPS} / {2 * STEPS} steps"
     # curves: one per run, legend = the option that differs, data = the session's record
-    assert tab.plots.legend_texts() == ["causal=yes", "causal=no"]
+    assert tab.plots.legend_texts() == ["causal=yes", "causal=no"] and tab.plots.empty_text() == ""
     for i, s in enumerate(m.sessions):
         reports = s.history.reports()
         x, y = tab.plots.curve_data("loss", i)
