@@ -204,9 +204,13 @@ class CausalityView(RedrawWhenShown, QWidget):
         self.run_button.setEnabled(n >= 2 and self._worker is None)
 
     def _follow(self) -> None:
-        """The shown step moved: a probe already run follows it (only while visible; hidden, it waits)."""
+        """The shown step moved: a probe already run follows it (only while visible; hidden, it waits); before any
+        probe, the line under the chart follows whether there is a model to probe ("No model yet" stayed up beside
+        the untrained model the grid showed)."""
         self._fit_position()
-        if self.model.result is not None and not self.model.current:
+        if self.model.result is None:
+            self.redraw()
+        elif not self.model.current:
             if self.isVisible():
                 self._start()
             else:
@@ -226,7 +230,10 @@ class CausalityView(RedrawWhenShown, QWidget):
         r = m.result
         self.chart.show_result(r)
         if r is None:
-            self.numbers_label.setText("No probe yet." if m.positions() else "No model yet.")
+            self.numbers_label.setText(
+                f"No probe yet: Run probes the model at step {self.session.shown_snapshot.step}."
+                if m.positions() and self.session.shown_snapshot is not None
+                else "No model yet: press Start (or Step) first.")
             self.meaning_label.setText(" ")
             return
         p = r.probe

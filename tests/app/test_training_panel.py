@@ -499,6 +499,11 @@ def test_the_untrained_model_is_shown_before_anything_is_pressed(window, qtbot):
     assert "untrained" in panel.status_label.text()
     assert "Heads at step 0" in panel.heads.title_label.text()
     assert not rc.pause_button.isEnabled() and rc.pause_button.text() == "Pause", "nothing to resume at step 0"
+    # the causality probe has that model to probe (it said "No model yet" beside it)
+    panel.tabs.setCurrentWidget(panel.causality)
+    settle(qtbot)
+    assert panel.causality.numbers_label.text() == "No probe yet: Run probes the model at step 0."
+    assert panel.causality.run_button.isEnabled()
     s.set_speed(None)
     previewed = s.trainer
     click(qtbot, rc.start_button)  # Start trains the previewed model
