@@ -33,6 +33,10 @@ class FrameCoalescer(QObject):
         if not self._timer.isActive():
             self._timer.start()
 
+    def set_interval(self, ms: int) -> None:
+        """Redraw at most once per ``ms`` from now on (a request already waiting keeps its time)."""
+        self._timer.setInterval(ms)
+
     def _fire(self) -> None:
         self._fn()
 

