@@ -36,6 +36,7 @@ from .models.lessons import (
     dry_run,
     load_lesson,
 )
+from .screen_fit import fit_to_screen
 from .views.learn_panel import Cover, LearnPanel, cover_widgets
 
 if TYPE_CHECKING:
@@ -239,7 +240,7 @@ class Learn(QObject):
                 self._float_at_right()
         dock.show()
         dock.raise_()
-        QTimer.singleShot(0, self._fit_screen)
+        QTimer.singleShot(0, lambda: fit_to_screen(self.window))  # docked, it may have widened the window past it
         QTimer.singleShot(0, self.fit_dock)
 
     def _float_at_right(self) -> None:
@@ -272,16 +273,6 @@ class Learn(QObject):
     def _on_top_level(self, floating: bool) -> None:
         if not floating:  # docked again (by the learner, or by ``fit_dock``)
             self.floated_for_room = False
-
-    def _fit_screen(self) -> None:
-        """A docked panel may have widened the window past the screen: give the width back (the playground then
-        takes its narrow layout)."""
-        w, screen = self.window, self.window.screen()
-        if screen is None or w.isFullScreen() or w.isMaximized():
-            return
-        room = screen.availableGeometry().width()
-        if w.width() > room:
-            w.resize(max(room, w.minimumSizeHint().width()), w.height())
 
     @property
     def offer_dismissed(self) -> bool:

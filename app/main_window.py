@@ -33,10 +33,11 @@ from PySide6.QtWidgets import (
 
 from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
-from . import __version__, learn, presentation
+from . import __version__, learn, presentation, screen_fit
 from .commands import UndoableEdits
 from .models.playground import PlaygroundModel
 from .models.training_session import TrainingSession
+from .qt_compat import protect_singletons
 from .resources import resource_path
 from .session import SessionError, load_session, save_session
 from .settings import THEMES, Settings
@@ -65,8 +66,6 @@ class MainWindow(QMainWindow):
     off: it is over in about a second."""
 
     def __init__(self, settings: QSettings | None = None, preset: str = "cat-sat-mat") -> None:
-        from .qt_compat import protect_singletons
-
         protect_singletons()  # idempotent; covers scripts that build their own QApplication (see app/qt_compat.py)
         super().__init__()
         self.settings = Settings(settings)
@@ -104,6 +103,7 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         if (geom := self.settings.geometry()) is not None:
             self.restoreGeometry(geom)
+        screen_fit.fit_to_screen(self)  # 1280 x 800, or a size saved on a bigger screen, must not run off this one
         if (split := self.settings.splitter_state()) is not None:
             self.splitter.restoreState(split)
         self.theme = ThemeController(self, self.settings.theme)
