@@ -190,42 +190,37 @@ def _last_evaluated(history: Sequence[TrainingReport]) -> TrainingReport:
     return next(r for r in reversed(history) if r.evaluated)
 
 
-def summary_row(run: ExperimentRun, history: Sequence[TrainingReport], digits: int | None = 4) -> dict[str, Any]:
-    """The final table's row of one run (JSON-ready), its figures rounded to ``digits`` decimals (seconds to 3).
-    ``digits=None`` keeps them exact: a view that shows fewer decimals must round the exact value once (0.565003
+def summary_row(run: ExperimentRun, history: Sequence[TrainingReport], exact: bool = False) -> dict[str, Any]:
+    """The final table's row of one run (JSON-ready), its figures rounded as files show them (``rounded``).
+    ``exact=True`` keeps them unrounded: a view that shows fewer decimals must round the exact value once (0.565003
     rounded to 0.565 first would then show as 0.56)."""
     last = _last_evaluated(history)
     cfg = run.config
     entropy = last.head_entropy
     scores = last.head_task_scores
-
-    def r(value: float, places: int | None = digits) -> float:
-        return float(value) if places is None or digits is None else round(float(value), places)
-
-    return {
+    row = {
         "run": run.name, "task": cfg.task, "positional": cfg.positional, "causal": cfg.causal,
         "num_heads": cfg.num_heads, "num_layers": cfg.num_layers, "attention_dropout": cfg.attention_dropout,
         "steps": last.step, "steps_to_99": first_step_reaching(history),
-        "sequence_accuracy": r(last.sequence_accuracy), "token_accuracy": r(last.reversal_accuracy),
-        "test_loss": r(last.test_loss),
-        "mean_head_entropy": None if entropy is None else r(np.mean(entropy)),
-        "best_task_score": None if scores is None else r(np.max(scores)),
-        "seconds": r(last.seconds, 3), "wall_seconds": r(last.wall_seconds, 3),
+        "sequence_accuracy": float(last.sequence_accuracy), "token_accuracy": float(last.reversal_accuracy),
+        "test_loss": float(last.test_loss),
+        "mean_head_entropy": None if entropy is None else float(np.mean(entropy)),
+        "best_task_score": None if scores is None else float(np.max(scores)),
+        "seconds": float(last.seconds), "wall_seconds": float(last.wall_seconds),
     }
+    return row if exact else {k: rounded(k, v) for k, v in row.items()}
+
+
+def rounded(column: str, value: Any) -> Any:
+    """A summary figure as the CSV and the CLI's JSON give it: 4 decimals, seconds 3; anything else as it is."""
+    if isinstance(value, float):
+        return round(value, 3 if column.endswith("seconds") else 4)
+    return value
 
 
 SUMMARY_COLUMNS = ("run", "task", "positional", "causal", "num_heads", "num_layers", "attention_dropout", "steps",
                    "steps_to_99", "sequence_accuracy", "token_accuracy", "test_loss", "mean_head_entropy",
                    "best_task_score", "seconds", "wall_seconds")
-
-
-def _csv_cell(column: str, value: Any) -> Any:
-    """Figures as ``summary_row`` rounds them (rows kept exact by a view are rounded here)."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return round(value, 3 if column.endswith("seconds") else 4)
-    return value
 
 
 def write_summary_csv(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -236,7 +231,7 @@ def write_summary_csv(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
         w = csv.writer(fh)
         w.writerow(SUMMARY_COLUMNS)
         for row in rows:
-            w.writerow([_csv_cell(c, row.get(c)) for c in SUMMARY_COLUMNS])
+            w.writerow(["" if row.get(c) is None else rounded(c, row.get(c)) for c in SUMMARY_COLUMNS])
 
     atomic_write(path, write, text=True)
 

@@ -104,7 +104,7 @@ class ExperimentSession:
         self.current = -1
         self.run_state = "idle"
         self.last_error = ""
-        self.summary: list[dict[str, Any]] = []  # exact figures (``summary_row(digits=None)``): views round once
+        self.summary: list[dict[str, Any]] = []  # exact figures (``summary_row(exact=True)``): views round once
         self.findings: list[str] = []
         self.compare = CompareState(self)
         self._started: float | None = None
@@ -278,7 +278,7 @@ class ExperimentSession:
         if not self.is_running or self.current < 0 or session is not self.sessions[self.current]:
             return
         if state == "finished":
-            self.summary.append(summary_row(self.trained_runs[self.current], session.history.reports(), digits=None))
+            self.summary.append(summary_row(self.trained_runs[self.current], session.history.reports(), exact=True))
             self.events.summary.emit()
             self.compare.follow()
             self._update_findings()

@@ -220,8 +220,9 @@ class LearnPanel(QWidget):
 
     def _done_text(self) -> str:
         """Where the result of a finished do step is on screen (the step's view names the tab)."""
+        view = self.run.view if self.run is not None else None
         where = {"lab": "the Lab", "training": "the Training tab", "ablate": "the Training tab's Ablate view"}
-        return f"Done: {where.get(self.run.view or '', 'the playground') if self.run else 'the playground'} shows it."
+        return f"Done: {where.get(view or '', 'the playground')} shows it."
 
     def _set_feedback(self, fb: Feedback | None) -> None:
         c = colors_for(self.dark)

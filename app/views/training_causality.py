@@ -230,10 +230,10 @@ class CausalityView(RedrawWhenShown, QWidget):
         r = m.result
         self.chart.show_result(r)
         if r is None:
-            self.numbers_label.setText(
-                f"No probe yet: Run probes the model at step {self.session.shown_snapshot.step}."
-                if m.positions() and self.session.shown_snapshot is not None
-                else "No model yet: press Start (or Step) first.")
+            snap = self.session.shown_snapshot  # positions() is 0 without one
+            self.numbers_label.setText(f"No probe yet: Run probes the model at step {snap.step}."
+                                       if snap is not None and m.positions() else
+                                       "No model yet: press Start (or Step) first.")
             self.meaning_label.setText(" ")
             return
         p = r.probe

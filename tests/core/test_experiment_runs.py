@@ -89,7 +89,7 @@ def test_summary_rows_follow_the_histories(tmp_path):
 
 def test_a_figure_is_rounded_once_for_the_table_and_to_four_decimals_in_the_csv(tmp_path):
     """A mean head entropy of 0.565003 showed as 0.56 in the final table: the row had been rounded to 0.565 first
-    (binary 0.56499...). Exact rows (``digits=None``) keep the value; the CSV still gets 4 decimals."""
+    (binary 0.56499...). Exact rows (``exact=True``) keep the value; the CSV still gets 4 decimals."""
     runs = build_runs([{"seed": 0}, {"seed": 1}], {"steps": 2, "test_size": 50})
     experiment = Experiment(runs)
     for _ in experiment.reports():
@@ -97,7 +97,7 @@ def test_a_figure_is_rounded_once_for_the_table_and_to_four_decimals_in_the_csv(
     history = list(experiment.trainers[0].history)
     last = history[-1]
     history[-1] = dataclasses.replace(last, head_entropy=np.full_like(np.asarray(last.head_entropy), 0.565003))
-    exact, rounded = summary_row(runs[0], history, digits=None), summary_row(runs[0], history)
+    exact, rounded = summary_row(runs[0], history, exact=True), summary_row(runs[0], history)
     assert exact["mean_head_entropy"] == pytest.approx(0.565003) and f"{exact['mean_head_entropy']:.2f}" == "0.57"
     assert rounded["mean_head_entropy"] == 0.565
     write_summary_csv(tmp_path / "s.csv", [exact])
