@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from app.common.version import __version__
+
+__all__ = ["__version__", "create_main_window"]
 
 
 def create_main_window(**kwargs: Any) -> Any:
     """Build and return the ready main window (a QApplication must exist). Used by tests and scripts."""
-    from .main_window import MainWindow
-    from .qt_compat import delete_at_exit
+    from app.shell.main_window import MainWindow
+    from app.widgets.qt_compat import delete_at_exit
 
     window = MainWindow(**kwargs)
     delete_at_exit(window)  # before PySide's exit hook, which can segfault on our pyqtgraph items (qt_compat)

@@ -31,7 +31,7 @@ LAUNCH_CODE = """
 import time, sys, os
 t0 = float(sys.argv[1])
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-from app.gui import make_application
+from app.shell.gui import make_application
 from app import create_main_window
 from PySide6.QtCore import QSettings
 app = make_application()
@@ -134,7 +134,7 @@ def main() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.gui import make_application
+    from app.shell.gui import make_application
 
     app = make_application()
     from app import create_main_window

@@ -12,7 +12,7 @@ Measured after a warm-up (the undo stack filled to its limit, one training run, 
   too, but on a shared machine two moments minutes apart differ by more than 20 % on their own).
 
 Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_long_session.py [--edits 20000 --runs 20]``
-(prints the figures, exits 1 when a target is missed). ``tests/app/test_long_session.py`` runs a cut-down version.
+(prints the figures, exits 1 when a target is missed). ``tests/shell/test_long_session.py`` runs a cut-down version.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def repaint_against_fresh(window: Any, edits: int, rounds: int = 3) -> tuple[flo
     (A B A B …) so that the load of a shared machine falls on both alike: (long-lived ms, fresh ms)."""
     import tempfile
 
-    from app.qt_compat import delete_now
+    from app.widgets.qt_compat import delete_now
 
     with tempfile.TemporaryDirectory() as tmp:
         fresh = open_window(Path(tmp))
@@ -215,9 +215,9 @@ def open_window(folder: Path) -> Any:
     from PySide6.QtCore import QSettings
 
     from app import create_main_window
-    from app.gui import make_application
-    from app.main_window import MainWindow
-    from app.training_panel import TrainingPanel
+    from app.shell.gui import make_application
+    from app.shell.main_window import MainWindow
+    from app.training.qt.panel import TrainingPanel
 
     make_application()
     MainWindow.detect_devices = False  # no background torch import sharing the cores with the measurement

@@ -40,7 +40,7 @@ def get_panel(app: object, panel_only: bool) -> tuple[object, object, str]:
     """(top-level widget, TrainingPanel, description): the main window when it exists, else the panel alone."""
     from PySide6.QtWidgets import QApplication
 
-    if not panel_only and importlib.util.find_spec("app.main_window") is not None:
+    if not panel_only and importlib.util.find_spec("app.shell.main_window") is not None:
         from app import create_main_window
 
         window = create_main_window()
@@ -60,9 +60,9 @@ def get_panel(app: object, panel_only: bool) -> tuple[object, object, str]:
         if panel is None:
             raise SystemExit("the main window has no training_panel after 30 s")
         return window, panel, "main window (Training tab)"
-    from app.models.training_session import TrainingSession
-    from app.training_panel import TrainingPanel
-    from app.workers import QtRunner
+    from app.training.model.session import TrainingSession
+    from app.training.qt.panel import TrainingPanel
+    from app.widgets.workers import QtRunner
 
     panel = TrainingPanel(TrainingSession(runner=QtRunner()))
     panel.resize(1280, 760)
@@ -135,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also the lesson's recipe in the same window, and the ratio lesson / defaults")
     args = ap.parse_args(argv)
 
-    from app.gui import make_application
-    from app.training_panel import TrainingPanel
+    from app.shell.gui import make_application
+    from app.training.qt.panel import TrainingPanel
 
     # No preview model: every seed's timing then includes building its model and data after Start.
     TrainingPanel.preview_untrained = False

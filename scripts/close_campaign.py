@@ -10,7 +10,7 @@ time while the event loop runs, then cancels (Stop / Reset) and/or closes the wi
     .venv/bin/python scripts/close_campaign.py --runs 100 --processes 2 --seed 0
 
 Prints one JSON line with the figures (runs per scenario, slowest close, failures with their seed and run number).
-Reproduce a failure with ``--seed S --first N --runs 1``. tests/app/test_close_campaign.py runs it in CI.
+Reproduce a failure with ``--seed S --first N --runs 1``. tests/shell/test_close_campaign.py runs it in CI.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _leftover_threads() -> list[str]:
 
 def _make_model_file(folder: Path) -> Path:
     """A small trained model saved by the app's own session, to load in the "load-model" scenario."""
-    from app.models.training_session import TrainingSession
+    from app.training.model.session import TrainingSession
     from attention_core.train_config import TrainConfig
 
     s = TrainingSession(TrainConfig(steps=4, train_size=64, test_size=16, train_eval_size=8, batch_size=16))
@@ -74,9 +74,9 @@ def run_one(scenario: str, rng: random.Random, folder: Path, model_file: Path) -
     from PySide6.QtCore import QSettings
 
     from app import create_main_window
-    from app.main_window import MainWindow
-    from app.qt_compat import delete_now
-    from app.training_panel import TrainingPanel
+    from app.shell.main_window import MainWindow
+    from app.training.qt.panel import TrainingPanel
+    from app.widgets.qt_compat import delete_now
 
     TrainingPanel.warm_up_torch = scenario == "warm-up"
     MainWindow.detect_devices = scenario == "devices"
@@ -127,7 +127,7 @@ def _close_and_measure(w: Any, scenario: str, state: str) -> dict[str, Any]:
     joined), and which threads are left."""
     from PySide6.QtCore import QEvent, QObject
 
-    from app.qt_compat import delete_now
+    from app.widgets.qt_compat import delete_now
 
     hidden_at: list[float] = []
 
@@ -152,7 +152,7 @@ def _fresh_child(seed: int, n: int, folder: Path, problems: list[str], hang_limi
     from PySide6.QtCore import QSettings
 
     from app import create_main_window
-    from app.training_panel import TrainingPanel
+    from app.training.qt.panel import TrainingPanel
 
     TrainingPanel.warm_up_torch = True
     rng = random.Random(f"{seed}:fresh:{n}")
@@ -176,7 +176,7 @@ def child(seed: int, first: int, runs: int, hang_limit: float, fresh: bool = Fal
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 
-    from app.gui import make_application
+    from app.shell.gui import make_application
 
     app = make_application()
     problems: list[str] = []

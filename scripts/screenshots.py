@@ -126,7 +126,7 @@ def training(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped-d
 def presenting(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped-def]
     """Presentation mode (F11: side panels hidden, larger fonts), one map alone (double-click), and the whole
     pipeline exported as one figure through File > Export pipeline figure's function."""
-    from app.views.export_button import export_pipeline_figure
+    from app.playground.qt.exports import export_pipeline_figure
 
     written: list[Path] = []
     window.load_preset("cat-sat-mat")
@@ -204,8 +204,8 @@ def main() -> int:
     args = parser.parse_args()
     from PySide6.QtCore import QSettings
 
-    from app.gui import make_application
-    from app.main_window import MainWindow
+    from app.shell.gui import make_application
+    from app.shell.main_window import MainWindow
 
     app = make_application()
     MainWindow.detect_devices = False

@@ -85,7 +85,7 @@ def test_export_refuses_unknown(tmp_path, args, fragment):
 
 
 def test_export_title_names_the_view_and_the_setting_behind_the_map():
-    from app.cli import export_title
+    from app.playground.cli import export_title
 
     assert export_title("scores", "magnitude", 0.5, 2) == "Scores Q·Kᵀ — preset magnitude · no mask · scale 0.5"
     assert export_title("scaled", "magnitude", 1.0, 2) == \

@@ -108,7 +108,7 @@ def test_prune_removes_symlinks_to_dropped_files() -> None:
 def test_spec_version_comes_from_the_app() -> None:
     from app import __version__
 
-    match = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', (ROOT / "app" / "__init__.py").read_text(), re.M)
+    match = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', (ROOT / "app" / "common" / "version.py").read_text(), re.M)
     assert match and match.group(1) == __version__
 
 
@@ -147,9 +147,9 @@ def test_smoke_test_csv_comparison(tmp_path: Path) -> None:
 
 
 def test_resource_helper_finds_source_and_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """app/resources.py finds resources/ in the checkout, and at <sys._MEIPASS>/resources in a bundle, which is
+    """app/common/resources.py finds resources/ in the checkout, and at <sys._MEIPASS>/resources in a bundle, which is
     where build.spec puts it."""
-    resources = pytest.importorskip("app.resources")
+    resources = pytest.importorskip("app.common.resources")
     monkeypatch.delattr(sys, "_MEIPASS", raising=False)
     assert resources.resource_root() == ROOT / "resources"
     fake = tmp_path / "_internal"

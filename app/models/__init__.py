@@ -1,7 +1,8 @@
-"""Qt-free, evented models: one per tab. Views subscribe to their ``events``; undo commands call their methods.
+"""Deprecated re-exports, kept so that scripts written against the old layout keep working.
 
-``PlaygroundModel`` (the Playground tab) and ``TrainingSession`` (the Training tab). Neither imports Qt or
-pyqtgraph (import-linter checks it); torch is imported only where a model must run.
+The models now live with their feature: ``app.playground.model.playground.PlaygroundModel`` and
+``app.training.model.session.TrainingSession`` (see docs/architecture.md's feature map). ``app.models.X`` still
+imports them lazily; new code should import from the feature package. Nothing inside ``app`` imports this module.
 """
 
 from __future__ import annotations
@@ -9,19 +10,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .playground import PlaygroundModel
-    from .training_session import TrainingSession
+    from app.playground.model.playground import PlaygroundModel
+    from app.training.model.session import TrainingSession
 
 __all__ = ["PlaygroundModel", "TrainingSession"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "PlaygroundModel":
-        from .playground import PlaygroundModel
+        from app.playground.model.playground import PlaygroundModel
 
         return PlaygroundModel
     if name == "TrainingSession":
-        from .training_session import TrainingSession
+        from app.training.model.session import TrainingSession
 
         return TrainingSession
     raise AttributeError(f"module 'app.models' has no attribute {name!r}")

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.models.training_session import TrainingSession
+from app.training.model.session import TrainingSession
 from attention_core.checkpoint import CheckpointError, history_path, load_checkpoint, load_history
 from attention_core.train_config import TrainConfig
 

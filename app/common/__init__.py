@@ -1,0 +1,1 @@
+"""Qt-free pieces several features share: resource paths, export titles, CLI progress."""

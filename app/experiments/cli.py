@@ -1,0 +1,86 @@
+"""``attention-playground experiment``: train the runs of an experiment one after another, headless.
+
+- ``experiment --list``: one line per preset: id, runs, title.
+- ``experiment --preset NAME --out DIR`` or ``experiment --runs FILE.json --out DIR``: each run trained and written to
+  its own folder ``DIR/NN-name`` exactly as ``train`` writes one (model.safetensors, config.json, history.csv), then
+  ``DIR/summary.csv`` (one row per run). stdout: one JSON line per finished run (what ``train`` prints) and a last
+  line ``{"experiment": …, "out": …, "differing": […], "runs": [summary rows]}``. Progress on stderr; bad input exits
+  2 with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+PROG = "attention-playground experiment"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("experiment", help="train 2-6 runs that differ in some options and compare them "
+                                          "(presets: positions, causal-vs-bidirectional, heads-1-vs-4, dropout, tasks)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--list", action="store_true", help="name the presets")
+    src.add_argument("--preset", metavar="NAME", help="a preset's id (see --list)")
+    src.add_argument("--runs", metavar="FILE.json",
+                     help='runs from a file: {"base": {option: value}, "runs": [{option: value, "name": …}, …]}')
+    p.add_argument("--out", metavar="DIR", help="folder for one sub-folder per run and summary.csv")
+    p.add_argument("--steps", type=int, default=None, help="train every run this many steps (overrides the runs)")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: each run's, cpu)")
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return 2
+
+
+def _folder_name(index: int, name: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9.=-]+", "-", name).strip("-").lower() or "run"
+    return f"{index:02d}-{slug[:60]}"
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from attention_core.experiments import EXPERIMENT_PRESETS, differing_options, load_runs_file, summary_row
+    from attention_core.experiments import write_summary_csv as write_csv
+
+    if args.list:
+        for preset in EXPERIMENT_PRESETS.values():
+            print(f"{preset.id}\t{len(preset.runs)} runs\t{preset.title}")
+        return 0
+    if not args.out:
+        return _fail("--out DIR is required with --preset or --runs")
+    try:
+        if args.preset is not None:
+            if args.preset not in EXPERIMENT_PRESETS:
+                return _fail(f"unknown preset {args.preset!r}: choose one of {', '.join(EXPERIMENT_PRESETS)}")
+            runs = EXPERIMENT_PRESETS[args.preset].build()
+        else:
+            runs = load_runs_file(args.runs)
+        changes: dict[str, Any] = {}
+        if args.steps is not None:
+            changes["steps"] = args.steps
+        if args.device is not None:
+            changes["device"] = args.device
+        runs = [replace(r, config=replace(r.config, **changes).validate()) for r in runs]
+    except ValueError as exc:
+        return _fail(str(exc))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        return _fail(f"--out names a file, not a folder: {out}")
+    from app.training.cli import train_run
+
+    rows = []
+    for i, run in enumerate(runs, 1):
+        folder = out / _folder_name(i, run.name)
+        trainer, summary = train_run(run.config, folder, desc=f"run {i}/{len(runs)} {run.name}")
+        print(json.dumps({"run": run.name, "folder": str(folder.resolve()), **summary}), flush=True)
+        rows.append({**summary_row(run, trainer.history), "folder": folder.name})
+    write_csv(out / "summary.csv", rows)
+    print(json.dumps({"experiment": args.preset or str(args.runs), "out": str(out.resolve()),
+                      "differing": differing_options([r.config for r in runs]), "runs": rows}))
+    return 0

@@ -1,0 +1,1 @@
+"""The Experiments tab's Qt views."""

@@ -1,0 +1,1 @@
+"""The Flow view's Qt widgets."""

@@ -1,0 +1,1 @@
+"""The Lab: attention's cost measured. model is Qt-free, qt/ draws it, cli.py is `bench`."""

@@ -1,0 +1,1 @@
+"""The Lab tab's Qt views."""

@@ -1,0 +1,47 @@
+"""How the main window holds the Lab tab: the ``ScalingLab`` model from the start (Qt-free, torch-free), the tab's
+widgets when it is first opened (pyqtgraph plots; a run imports torch in its worker), the devices the window
+detected, the theme, the status bar, and stopping a run when the window closes (``tab_host.LazyTabHost``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.lab.model import ScalingLab
+from app.widgets.tab_host import LazyTabHost
+from app.widgets.workers import QtRunner
+
+if TYPE_CHECKING:
+    from app.lab.qt.tab import LabTab
+
+TAB_TITLE = "Lab"
+
+
+class LabHost(LazyTabHost):
+    """The Lab in ``window`` (a ``MainWindow``: ``tabs``, ``playground``, ``theme``, ``statusBar``, ``_closed``);
+    the measurements follow the devices the window detects."""
+
+    title = TAB_TITLE
+    loading_text = "Loading the scaling lab…"
+    status_prefix = "Lab: "
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window, ScalingLab(runner=QtRunner(), devices=window.playground.devices))
+        window.playground.events.devices.connect(self._follow_devices)
+
+    def make_tab(self) -> LabTab:
+        from app.lab.qt.tab import LabTab
+
+        return LabTab(self.model)
+
+    def _follow_devices(self, *_: object) -> None:
+        if not self.model.is_running:
+            self.model.set_available_devices(self.window.playground.devices)
+
+    def self_test(self, out_dir: Path) -> list[Path]:
+        """The Lab tab and its plots as PNGs (``--self-test``), then back to the first tab."""
+        tab = self.show()
+        written = tab.self_test(Path(out_dir))
+        self.window.tabs.setCurrentIndex(0)
+        return written

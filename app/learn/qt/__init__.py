@@ -1,0 +1,1 @@
+"""Learn mode's Qt panel."""

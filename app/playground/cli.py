@@ -1,0 +1,99 @@
+"""The Playground's command: ``export`` renders one step of a preset, or the whole pipeline, as PNG, SVG, PDF or
+CSV without a display (the same titles and renderers as the window's Export buttons)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.common.titles import ExportContext, colorbar_label, full_title, step_title  # Qt-free
+from attention_core.steps import STEP_NAMES  # torch-free
+
+VIEWS = (*STEP_NAMES, "pipeline")  # what `export --view` accepts
+
+
+def add_export_parser(sub: Any) -> None:
+    """The ``export`` sub-command's arguments (``sub``: the main parser's sub-parsers)."""
+    e = sub.add_parser("export", help="render one step of a preset, or the whole pipeline, as PNG, SVG, PDF or "
+                                      "CSV, without a display")
+    e.add_argument("--preset", required=True, help="cat-sat-mat, it-animal-street, magnitude, bank-river-loan, "
+                                                   "lesson-random-4x8 or random-N")
+    e.add_argument("--view", required=True, help="scores, scaled, masked, weights, output, or pipeline (every step "
+                                                 "with Q, K and V in one figure; PNG, SVG or PDF)")
+    e.add_argument("--out", required=True, help="FILE.png, FILE.svg, FILE.pdf or FILE.csv")
+    e.add_argument("--mask", choices=("none", "causal"), default="none")
+    e.add_argument("--scale", type=float, default=None, help="multiplier (default 1/sqrt(d_k))")
+
+
+def export_context(preset_name: str, scale: float | None, d_k: int, mask: str = "none") -> ExportContext:
+    """The setting an exported figure names: preset, mask, and the scale used (the default resolved)."""
+    from attention_core.steps import default_scale
+
+    return ExportContext(preset=preset_name, mask=mask, scale=default_scale(d_k) if scale is None else float(scale),
+                         d_k=d_k)
+
+
+def export_title(view: str, preset_name: str, scale: float | None, d_k: int, mask: str = "none") -> str:
+    """An exported map's one-line title: what the step is, then the setting behind it (the preset, the mask and
+    the scale, which every step after the raw scores depends on; ``None`` = the default 1/√d_k), e.g.
+    "Weights = softmax — preset cat-sat-mat · causal mask · scale 1 (unscaled)". A scale of 1 is never called
+    "scaled". The pipeline figure's title carries the same context."""
+    return full_title(step_title(view, scale), export_context(preset_name, scale, d_k, mask))
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from attention_core import attention_steps, causal_mask
+    from attention_core.presets import get_preset
+
+    view = args.view
+    if view not in VIEWS:
+        print(f"attention-playground export: unknown view {view!r}; choose one of {', '.join(VIEWS)}",
+              file=sys.stderr)
+        return 2
+    suffix = Path(args.out).suffix.lower()
+    allowed = (".png", ".svg", ".pdf") if view == "pipeline" else (".png", ".svg", ".pdf", ".csv")
+    if suffix not in allowed:
+        print(f"attention-playground export: --out must end in {', '.join(allowed)} for --view {view} "
+              f"(got {args.out!r})", file=sys.stderr)
+        return 2
+    try:
+        preset = get_preset(args.preset)
+    except ValueError as exc:
+        print(f"attention-playground export: {exc}", file=sys.stderr)
+        return 2
+    lq, lk = preset.q.shape[0], preset.k.shape[0]
+    mask = None
+    if args.mask == "causal":
+        if lq != lk:
+            print("attention-playground export: a causal mask needs as many queries as keys", file=sys.stderr)
+            return 2
+        mask = causal_mask(lq)
+    try:
+        steps = attention_steps(preset.q, preset.k, preset.v, mask=mask, scale=args.scale)
+    except ValueError as exc:  # e.g. --scale nan
+        print(f"attention-playground export: {exc}", file=sys.stderr)
+        return 2
+    context = export_context(preset.name, args.scale, preset.q.shape[1], args.mask)
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
+    if view == "pipeline":
+        from app.playground.qt.pipeline_figure import write_pipeline_figure
+
+        write_pipeline_figure(args.out, steps, list(preset.query_tokens), list(preset.key_tokens), context=context)
+        print(str(Path(args.out).resolve()))
+        return 0
+    values = getattr(steps, view)
+    rows = list(preset.query_tokens)
+    cols = list(preset.key_tokens) if view != "output" else [f"v{j}" for j in range(values.shape[1])]
+    from app.widgets.file_export import export_heatmap
+
+    blocked = None if steps.mask is None else ~steps.mask
+    export_heatmap(args.out, values, rows, cols, step_title(view, args.scale),
+                   blocked=blocked if view in ("masked", "weights") else None,
+                   kind="weights" if view == "weights" else "signed", context=context,
+                   colorbar_label=colorbar_label(view, args.scale),
+                   col_title="value dimension" if view == "output" else "")
+    print(str(Path(args.out).resolve()))
+    return 0

@@ -1,0 +1,1 @@
+"""The Playground's Qt views: steps, multi-head, inputs, editors, controls, and its undo commands."""

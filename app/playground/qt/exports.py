@@ -1,0 +1,51 @@
+"""The Playground's ways out to a file: each step map's export title and context, the whole pipeline as one
+figure, and File → Export pipeline figure…"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QFileDialog
+
+from app.common.titles import step_title
+from app.playground.model.export_context import playground_context, shared_label
+from app.widgets.export_button import FILTERS, IMAGE_FORMATS, guarded
+
+if TYPE_CHECKING:
+    from app.playground.model.playground import PlaygroundModel
+
+
+def install_playground_exports(pipeline: Any, model: PlaygroundModel) -> None:
+    """Give each step map of ``pipeline`` (a ``PipelineView``) its export title ("Scores Q·Kᵀ × 1 (unscaled)"
+    when nothing was scaled), its colour bar's unit and the Playground's context."""
+    for name, hm in pipeline.heatmaps.items():
+        hm.export_extras = lambda n=name: {
+            "title": step_title(n, float(model.result.scale)), "context": playground_context(model),
+            "colorbar_label": shared_label(n, model), "levels": model.colours.levels.get(n)}
+
+
+def export_pipeline_figure(path: str | Path, model: PlaygroundModel) -> str:
+    """The whole pipeline of the model's current result as one figure (``write_pipeline_figure``), with its
+    context; returns the title written."""
+    from app.playground.qt.pipeline_figure import write_pipeline_figure
+
+    steps = model.result
+    return write_pipeline_figure(path, steps, list(model.query_tokens), list(model.key_tokens),
+                                 context=playground_context(model))
+
+
+def export_pipeline_dialog(window: Any) -> str | None:
+    """File → Export pipeline figure…: PNG, SVG or PDF (the dialog's filter, or the typed suffix, decides)."""
+    start = str(Path(window.settings.last_dir()) / "attention-pipeline.png")
+    path, chosen = QFileDialog.getSaveFileName(window, "Export pipeline figure", start,
+                                               ";;".join(FILTERS[f] for f in IMAGE_FORMATS))
+    if not path:
+        return None
+    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
+        path += "." + next((f for f in IMAGE_FORMATS if FILTERS[f] == chosen), "png")
+    if not guarded(window, lambda: export_pipeline_figure(path, window.playground)):
+        return None
+    window.settings.set_last_dir(path)
+    window.statusBar().showMessage(f"Exported the pipeline figure to {path}", 6000)
+    return path

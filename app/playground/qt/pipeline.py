@@ -1,0 +1,253 @@
+"""The step pipeline, in reading order: QKᵀ → ×scale → mask → softmax → ·V, one heatmap each.
+
+Subscribes to the Playground model: redraws on ``result`` (only while shown; a hidden view catches up when it is
+shown again), outlines on ``explanation``, marks the pinned cell on ``pinned``. It computes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from app.playground.model.colour_range import SHARED_STEPS
+from app.playground.model.playground import STEP_VIEWS, PlaygroundModel
+from app.playground.qt.step_arrows import FlowArrow
+from app.widgets.frame import RedrawWhenShown
+from app.widgets.heatmap.view import HeatmapWidget
+from attention_core import STEP_NAMES, STEP_TITLES
+
+STEPS = STEP_VIEWS
+TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
+MAP_MIN = (150, 130)
+"""Each step map's minimum size (w, h): small enough that the Playground fits a 1000 px window, large enough for
+a 3 × 3 map's numbers. Smaller cells than the numbers need get the ``SMALL_NOTE`` under the map instead."""
+SMALL_NOTE = "too small for numbers: hover a cell"
+MAP_CHROME_W = 100
+"""What a map's width spends outside its cells: query labels and the colour bar with its label (px)."""
+COLUMN_CHOICES = (5, 3, 2)
+"""How many maps per row the reflow may pick (5: one row; 3: the 3 + 2 grid; 2: 2 + 2 + 1)."""
+
+
+def best_columns(width: int, height: int, shape: tuple[int, int] = (1, 1), extra: int = 0) -> int:
+    """The number of maps per row that gives the cells the most room: one row when the view is wide and short,
+    the 3 + 2 grid on most screens, 2 + 2 + 1 when it is tall and narrow. Only layouts whose maps keep their
+    minimum size take part (3 always does: the view's minimum width is three maps); ``extra`` is the height each
+    map's box adds (arrow line, caption)."""
+    rows_n, cols_n = max(shape[0], 1), max(shape[1], 1)
+
+    def cell(columns: int) -> float:
+        lines = math.ceil(len(STEPS) / columns)
+        w, h = width / columns, height / lines
+        if columns != 3 and (w < MAP_MIN[0] or h < MAP_MIN[1] + extra):
+            return -math.inf
+        return min((w - MAP_CHROME_W) / cols_n, (h - extra) / rows_n)  # the side of a square cell that fits
+
+    # the 3 + 2 grid is the reading layout the lessons show: leave it only for cells clearly (15 %) bigger
+    return max(COLUMN_CHOICES, key=lambda c: (cell(c) * (1.15 if c == 3 else 1.0), c == 3))
+
+
+def numbers_fit(hm: HeatmapWidget) -> bool:
+    """Whether ``hm``'s cells are big enough for its numbers, by the rule its overlay paints them with
+    (``heatmap_cells.fit_number_font``)."""
+    vals = hm.values()
+    if vals.size == 0:
+        return True
+    rect = hm.overlay.sceneBoundingRect()  # the cells themselves, as the overlay's paint maps them
+    return hm.overlay.number_font(rect.width() / vals.shape[1], rect.height() / vals.shape[0]) is not None
+
+
+def natural_height(label: QLabel) -> int:
+    """The height ``label``'s words need at its box's width, whatever minimum height it has now."""
+    if not label.text():
+        return 0
+    kept = label.minimumHeight()
+    label.setMinimumHeight(0)
+    height = label.heightForWidth(max(label.parentWidget().width(), 1))
+    label.setMinimumHeight(kept)
+    return height
+
+
+class PipelineView(RedrawWhenShown, QWidget):
+    """Five heatmaps that reflow with the view's size (``best_columns``): one row, the 3 + 2 grid or 2 + 2 + 1,
+    whichever gives the cells the most room; a map too small for its numbers says so under it."""
+
+    cellHovered = Signal(str, int, int)
+    cellClicked = Signal(str, int, int)
+
+    def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.grid = grid = QGridLayout(self)
+        grid.setContentsMargins(2, 2, 2, 2)
+        grid.setSpacing(4)
+        self.heatmaps: dict[str, HeatmapWidget] = {}
+        self.captions: dict[str, QLabel] = {}
+        self.arrows: dict[str, FlowArrow] = {}
+        self.boxes: list[QWidget] = []
+        self.columns = 0
+        self.small: set[str] = set()  # the maps whose cells are too small for numbers just now
+        self._words: tuple[str, ...] = ()  # the arrows' and captions' texts the rows were last aligned for
+        self._notes_timer = QTimer(self)
+        self._notes_timer.setSingleShot(True)
+        self._notes_timer.timeout.connect(self._update_notes)
+        for name in STEPS:
+            hm = HeatmapWidget(title=TITLES[name])
+            hm.setMinimumSize(*MAP_MIN)
+            hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
+            hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
+            # the "too small" notes depend on the cells' size in pixels, known once pyqtgraph has laid a map out
+            # (after the first show, a colour bar coming or going, a reflow): work them out again then
+            vb = hm.plot.getViewBox()
+            vb.sigResized.connect(lambda *_: self._notes_timer.start(0))
+            vb.sigTransformChanged.connect(lambda *_: self._notes_timer.start(0))
+            cap = QLabel()
+            cap.setObjectName("stepCaption")
+            cap.setWordWrap(True)
+            cap.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            box = QWidget()
+            v = QVBoxLayout(box)
+            v.setContentsMargins(0, 0, 0, 0)
+            v.setSpacing(0)
+            self.arrows[name] = FlowArrow(name)  # the arrow into this map, with its operation
+            v.addWidget(self.arrows[name])
+            v.addWidget(hm, 1)
+            v.addWidget(cap)
+            self.boxes.append(box)
+            self.heatmaps[name] = hm
+            self.captions[name] = cap
+        self.place(3)
+        # fixed, not the grid's: one row of five would otherwise raise the window's minimum width, and three
+        # rows its minimum height, so the window could never shrink back to where the reflow gives them up
+        box_h = max(b.minimumSizeHint().height() for b in self.boxes) + 2 * self.fontMetrics().lineSpacing()
+        self.setMinimumSize(3 * MAP_MIN[0] + 2 * 4 + 4, 2 * box_h + 4 + 4)  # (+ a two-line caption each)
+        model.events.result.connect(self.request_redraw)
+        model.events.colours.connect(self.request_redraw)
+        model.events.explanation.connect(self._on_explanation)
+        model.events.pinned.connect(self._on_pinned)
+        self.redraw()
+
+    # ---------------------------------------------------------------- reflow
+    def place(self, columns: int) -> None:
+        """Lay the five maps out ``columns`` to a row, in reading order. The grid has 6 (or 10, 15...) columns so
+        a short last row's maps share the width evenly: 3 + 2 is 2 grid columns each above, 3 each below."""
+        if columns == self.columns:
+            return
+        self.columns = columns
+        grid = self.grid
+        for box in self.boxes:
+            grid.removeWidget(box)
+        lines = math.ceil(len(self.boxes) / columns)
+        last = len(self.boxes) - (lines - 1) * columns
+        units = math.lcm(columns, last)
+        for n, box in enumerate(self.boxes):
+            row, col = divmod(n, columns)
+            span = units // (last if row == lines - 1 else columns)
+            grid.addWidget(box, row, col * span, 1, span)
+        for c in range(max(grid.columnCount(), units)):
+            grid.setColumnStretch(c, 1 if c < units else 0)
+        for r in range(max(grid.rowCount(), lines)):
+            grid.setRowStretch(r, 1 if r < lines else 0)
+        self._colour_bars()
+
+    def _colour_bars(self) -> None:
+        """Maps that share one colour range side by side show its bar once, on the last of them in the row: the
+        bar is ~60 px, and at 1024 px wide that is what ① and ② needed to keep their numbers."""
+        shared = self.model.colours.shared
+        names = list(STEPS)
+        changed = False
+        for first in range(0, len(names), self.columns):
+            row = names[first:first + self.columns]
+            sharers = [n for n in row if shared and n in SHARED_STEPS]
+            for n in row:
+                changed |= self.heatmaps[n].set_colorbar_shown(n not in sharers or n == sharers[-1])
+        if changed:  # the cells grew or shrank: say again which maps hold their numbers, once laid out
+            self._notes_timer.start(0)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        extra = max(box.minimumSizeHint().height() - hm.minimumHeight()
+                    for box, hm in zip(self.boxes, self.heatmaps.values()))
+        self.place(best_columns(self.width(), self.height(), self.model.result.weights.shape, extra))
+        self._notes_timer.start(0)  # after the layout has given the maps their new sizes
+
+    def _update_notes(self) -> None:
+        """Under a map whose cells cannot hold its numbers: say so, and that hovering shows them."""
+        small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}
+        if small != self.small:
+            self.small = small
+            self._show_captions()
+        self._align_rows()
+
+    def _align_rows(self) -> None:
+        """Maps side by side start and end at the same height: the arrows (and the captions) of one row are as
+        tall as the tallest of them. Without it, at 1024 px ③'s arrow wrapped to two lines and pushed ③ lower
+        and smaller than ① and ② beside it."""
+        self.grid.activate()  # the boxes' widths for the current size, not the ones before the last resize
+        names = list(STEPS)
+        for first in range(0, len(names), self.columns):
+            row = names[first:first + self.columns]
+            for labels in (self.arrows, self.captions):
+                items = [labels[n] for n in row]
+                # measured at the box's width (the label fills it: its own width can still be the old one), and
+                # without the minimum set last time (QLabel.heightForWidth never answers less than its minimum)
+                height = max(natural_height(lab) for lab in items)
+                for lab in items:
+                    if lab.minimumHeight() != height:
+                        lab.setMinimumHeight(height)
+
+    def _show_captions(self) -> None:
+        for name, cap in self.captions.items():
+            text = self.model.captions.get(name, "")
+            if name in self.small:
+                text = f"{text} · {SMALL_NOTE}" if text else SMALL_NOTE
+            cap.setText(text)
+
+    def set_dark(self, dark: bool) -> None:
+        for hm in self.heatmaps.values():
+            hm.apply_theme(dark)
+
+    # ---------------------------------------------------------------- model events
+    def redraw(self) -> None:
+        """Draw the model's current result and captions."""
+        self._stale = False
+        m = self.model
+        s = m.result
+        q, k = m.state.query_tokens, m.state.key_tokens
+        blocked = None if s.mask is None else ~s.mask
+        hm = self.heatmaps
+        lv = m.colours.levels  # the model's ranges: ①–③ shared (by default) and stable across edits
+        # axis titles on few maps: the others share their axes, and the space goes to cells. ① names only its
+        # keys: a "query" title beside it made ① the narrowest map of its row, the one that lost its numbers
+        # first (its rows are Q's, as the arrow into it says); ④ names both
+        hm["scores"].set_data(s.scores, q, k, kind="signed", col_title="key", levels=lv["scores"])
+        hm["scaled"].set_data(s.scaled, q, k, kind="signed", levels=lv["scaled"])
+        hm["masked"].set_data(s.masked, q, k, blocked=blocked, kind="signed", levels=lv["masked"])
+        hm["weights"].set_data(s.weights, q, k, blocked=blocked, kind="weights", row_title="query",
+                               col_title="key")
+        hm["output"].set_data(s.output, q, [f"v{j}" for j in range(s.output.shape[1])], kind="signed",
+                              col_title="value dimension", levels=lv["output"])
+        self._colour_bars()
+        for name in STEPS:
+            hm[name].set_range_note(m.colours.notes.get(name, ""))
+            self.arrows[name].set_html(m.flow.get(name, ""))
+        self.small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}  # at today's sizes
+        self._show_captions()
+        words = tuple(lab.text() for lab in (*self.arrows.values(), *self.captions.values()))
+        if words != self._words:  # new words may wrap differently: align the rows once laid out
+            self._words = words
+            self._notes_timer.start(0)
+        self._on_explanation()
+        self._on_pinned()
+
+    def _on_explanation(self) -> None:
+        for name, hm in self.heatmaps.items():
+            rows, cols, cells = self.model.highlights.get(name, ((), (), ()))
+            hm.set_highlight(rows, cols, cells)
+
+    def _on_pinned(self) -> None:
+        pinned = self.model.pinned
+        for name, hm in self.heatmaps.items():
+            hm.set_selected(pinned[1:] if pinned is not None and pinned[0] == name else None)

@@ -1,0 +1,1 @@
+"""The main window and what knows it: tabs, presentation mode, screen fit, the Learn dock, start-up."""

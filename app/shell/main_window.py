@@ -1,0 +1,376 @@
+"""The main window: layout and wiring only. Its tabs are listed in one place (``_build_tabs``), each driven by one
+Qt-free evented model:
+
+- Playground: ``self.playground`` (``PlaygroundModel``); edits go through ``self.edits`` (undo stack) and every view
+  follows the model's events (app/shell/playground_tab.py). Built at once: it is the first frame.
+- Training, Experiments, Lab: a ``LazyTabHost`` each (``app/<feature>/qt/host.py``) holds the model from the start
+  (``self.training`` is the ``TrainingSession``) and builds the tab's widgets when it is first opened.
+
+torch is never imported on the way to the first window; GPUs are listed in the background after it shows
+(``app/widgets/workers.py``, the one way to run background work).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QIcon, QKeySequence, QShowEvent, QUndoStack
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QInputDialog,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QTabWidget,
+)
+
+from app.common.resources import resource_path
+from app.common.version import __version__
+from app.experiments.qt.host import ExperimentsHost
+from app.lab.qt.host import LabHost
+from app.learn.qt import dock as learn
+from app.playground.model.playground import PlaygroundModel
+from app.playground.model.session_file import SessionError, load_session, save_session
+from app.playground.qt.commands import UndoableEdits
+from app.playground.qt.pipeline import STEPS
+from app.shell import presentation
+from app.shell.playground_tab import PlaygroundTab
+from app.training.qt.host import TrainingHost
+from app.widgets import screen_fit
+from app.widgets.qt_compat import protect_singletons
+from app.widgets.settings import THEMES, Settings
+from app.widgets.theme import ThemeController
+from app.widgets.workers import run_in_background, wait_for_workers
+from attention_core.presets import PRESET_NAMES, get_preset, random_preset
+
+if TYPE_CHECKING:
+    from app.training.qt.panel import TrainingPanel
+
+HELP_TEXT = (
+    "• Edit a cell: type a number, Enter or Tab. Ctrl+drag or Ctrl+↑/↓ scrubs a value.\n"
+    "• Paste a block from a spreadsheet with Ctrl+V; copy with Ctrl+C.\n"
+    "• Hover any heatmap cell to see its formula; click to pin it.\n"
+    "• Export button (or right-click) on a map: PNG, SVG, PDF or CSV; File → Export all steps.\n"
+    "• F11 presents; Ctrl+= / Ctrl+- zoom; double-click a map to show it alone (← → step, Esc returns).\n"
+    "• Ctrl+Z / Ctrl+Shift+Z undo and redo every edit.\n"
+    "• Mask 'custom': click a cell in ③ or ④ to block it.")
+
+
+class MainWindow(QMainWindow):
+    detect_devices = True
+    """List GPUs (which imports torch) in the background 1 s after the window shows. ``--self-test`` switches it
+    off: it is over in about a second."""
+
+    def __init__(self, settings: QSettings | None = None, preset: str = "cat-sat-mat") -> None:
+        protect_singletons()  # idempotent; covers scripts that build their own QApplication (see app/widgets/qt_compat.py)
+        super().__init__()
+        self.settings = Settings(settings)
+        self.playground = PlaygroundModel(preset)
+        self.undo_stack = QUndoStack(self)
+        self.edits = UndoableEdits(self.playground, self.undo_stack, self)
+        self.session_path: Path | None = None
+        self._shown_once = self._closed = False
+        self.confirm_on_close = True  # test fixtures and scripts set False: close without the unsaved-changes prompt
+
+        self.setWindowTitle("Attention Playground[*]")
+        if (icon := resource_path("icons", "app.png")).is_file():
+            self.setWindowIcon(QIcon(str(icon)))
+        self.tabs = QTabWidget()
+        self.setCentralWidget(self.tabs)
+        self.theme = ThemeController(self, self.settings.theme)
+        self._build_tabs()
+        self.tabs.currentChanged.connect(self._show_status)
+        # the widgets tests and scripts reach for, by their old names
+        t = self.tab
+        self.pipeline, self.multihead, self.controls, self.view_tabs = t.pipeline, t.multihead, t.controls, t.view_tabs
+        self.explain_label, self.story_label, self.splitter = t.explain_label, t.story_label, t
+        self.editors, self.derived, self.error_label = t.inputs.editors, t.inputs.derived, t.inputs.error_label
+        self.dim_spins, self.key_tokens_edit = t.inputs.dim_spins, t.inputs.key_tokens_edit
+        self._build_menus()
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        self.edits.refused.connect(self._show_refusal)
+        self.playground.events.result.connect(self._show_status)
+        self.training.events.status.connect(self._show_status)
+        self.resize(1280, 800)
+        if (geom := self.settings.geometry()) is not None:
+            self.restoreGeometry(geom)
+        screen_fit.fit_to_screen(self)  # 1280 x 800, or a size saved on a bigger screen, must not run off this one
+        if (split := self.settings.splitter_state()) is not None:
+            self.splitter.restoreState(split)
+        self.theme.changed.connect(self._push_theme)
+        self.set_theme(self.settings.theme, save=False)
+        self._show_status()
+        self.learn = learn.install(self)  # the Learn dock, Help → Lessons, File → Open lesson… (app/learn/qt/dock.py)
+
+    # ================================================================== tabs
+    def _build_tabs(self) -> None:
+        """Every tab, in the order the tab bar shows them: the one place that lists them. The Playground is built
+        now (the first frame shows it); each other tab's host keeps its model now and builds its widgets when the
+        tab is first opened."""
+        self.tab = PlaygroundTab(self.playground, self.edits)
+        self.tabs.addTab(self.tab, "Playground")
+        self.training_host = TrainingHost(self)  # app/training/qt/host.py
+        self.training = self.training_host.model  # the TrainingSession: scripts' ``w.training``
+        self.experiments = ExperimentsHost(self)  # app/experiments/qt/host.py
+        self.lab = LabHost(self)  # app/lab/qt/host.py
+
+    # ================================================================== menus
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        file_menu = mb.addMenu("&File")
+        self._add(file_menu, "&New", self.new_session, QKeySequence.StandardKey.New)
+        self._add(file_menu, "&Open session…", self.open_session_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._add(file_menu, "&Save session", self.save_session, QKeySequence.StandardKey.Save)
+        self._add(file_menu, "Save session &as…", self.save_session_as, QKeySequence.StandardKey.SaveAs)
+        file_menu.addSeparator()
+        self._add(file_menu, "&Export all steps…", self.export_all_dialog, "Ctrl+E")
+        file_menu.addSeparator()
+        self._add(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        edit_menu = mb.addMenu("&Edit")
+        self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcuts([QKeySequence("Ctrl+Z")])
+        self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+        preset_menu = mb.addMenu("&Presets")
+        for name in PRESET_NAMES:
+            p = get_preset(name)
+            act = self._add(preset_menu, p.title, lambda n=name: self.load_preset(n))
+            act.setStatusTip(p.story)
+            act.setToolTip(p.story)
+        preset_menu.setToolTipsVisible(True)
+        preset_menu.addSeparator()
+        self._add(preset_menu, "Random (seed…)", self._random_preset_dialog)
+        view_menu = mb.addMenu("&View")
+        group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for theme in THEMES:
+            act = QAction("Follow the &system theme" if theme == "system" else f"&{theme.title()} theme", self,
+                          checkable=True)
+            act.triggered.connect(lambda _c=False, t=theme: self.set_theme(t))
+            group.addAction(act)
+            view_menu.addAction(act)
+            self.theme_actions[theme] = act
+        self.presenter = presentation.install(self, file_menu, view_menu)  # Present (F11), zoom, pipeline figure
+        help_menu = mb.addMenu("&Help")
+        self._add(help_menu, "&How to use", lambda: QMessageBox.information(self, "How to use", HELP_TEXT),
+                  QKeySequence.StandardKey.HelpContents)
+        self._add(help_menu, "&About", lambda: QMessageBox.about(
+            self, "About Attention Playground",
+            f"Attention Playground {__version__}<br>See scaled dot-product attention work, step by step.<br>"
+            "All numbers are computed by attention_core (numpy on CPU, torch on CUDA)."))
+
+    def _add(self, menu: QMenu, text: str, slot: Callable[[], Any], shortcut: Any = None) -> QAction:
+        act = QAction(text, self)
+        act.triggered.connect(lambda _c=False: slot())
+        if shortcut is not None:
+            act.setShortcut(QKeySequence(shortcut))
+        menu.addAction(act)
+        return act
+
+    # ================================================================== edits that start from a menu
+    def load_preset(self, name: str) -> bool:
+        return self.edits.apply(f"Preset {name}", lambda m: m.load_preset(name))
+
+    def _random_preset_dialog(self) -> None:
+        seed, ok = QInputDialog.getInt(self, "Random preset", "Seed:", 0, 0, 2**31 - 1)
+        if ok:
+            self.edits.apply(f"Random preset (seed {seed})", lambda m: m.load_preset(random_preset(seed)))
+
+    def _show_refusal(self, message: str) -> None:
+        self.statusBar().showMessage(f"⚠ {message}", 8000)
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.setWindowModified(not clean)
+
+    def _show_status(self, *_: object) -> None:
+        """The status line follows the current tab: the playground's result, or the training run's task and state."""
+        if self.tabs.currentWidget() is self.tab:  # the other tabs' hosts show their own model's status
+            self.statusBar().showMessage(self.playground.status)
+
+    # ================================================================== theme
+    def set_theme(self, theme: str, save: bool = True) -> None:
+        """"light", "dark" or "system" (follow the desktop, ``self.theme`` tracks it); views get ``set_dark``."""
+        self.theme.set_choice(theme)
+        self.theme_actions[theme].setChecked(True)
+        if save:
+            self.settings.theme = theme
+
+    def _push_theme(self, dark: bool) -> None:
+        self.tab.set_dark(dark)  # the hosts follow the theme themselves
+
+    # ================================================================== sessions
+    def new_session(self) -> None:
+        if not self._confirm_discard():
+            return
+        self.playground.restore(PlaygroundModel().snapshot())
+        self.session_path = None
+        self.undo_stack.clear()
+
+    def open_session_dialog(self) -> None:
+        if not self._confirm_discard():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self.settings.last_dir(),
+                                              "Attention Playground session (*.json);;All files (*)")
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str | Path) -> bool:
+        """Load a session file; a bad file is refused with the reason and the current work is kept."""
+        try:
+            loaded = load_session(path)
+        except SessionError as exc:
+            QMessageBox.warning(self, "Cannot open session", f"{exc}\n\nYour current work is unchanged.")
+            self.edits.refused.emit(str(exc))
+            return False
+        self.playground.restore(loaded)  # load_session checked that it restores
+        self.session_path = Path(path)
+        self.undo_stack.clear()
+        self.settings.add_recent(str(path))
+        self.settings.set_last_dir(str(path))
+        self.edits.accepted.emit()
+        return True
+
+    def save_session(self) -> bool:
+        return self.save_session_as() if self.session_path is None else self.save_session_to(self.session_path)
+
+    def save_session_as(self) -> bool:
+        start = str(Path(self.settings.last_dir()) / "session.json")
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", start, "Attention Playground session (*.json)")
+        if not path:
+            return False
+        return self.save_session_to(path if path.lower().endswith(".json") else path + ".json")
+
+    def save_session_to(self, path: str | Path) -> bool:
+        try:
+            save_session(path, self.playground.snapshot())
+        except OSError as exc:
+            QMessageBox.warning(self, "Cannot save", f"Could not save {path}: {exc}")
+            return False
+        self.session_path = Path(path)
+        self.undo_stack.setClean()
+        self.settings.add_recent(str(path))
+        self.settings.set_last_dir(str(path))
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.settings.recent_files()
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        for f in files:
+            self._add(self.recent_menu, f, lambda f=f: self._confirm_discard() and self.open_session(f))
+
+    def _confirm_discard(self) -> bool:
+        if self.undo_stack.isClean() or not self.isWindowModified():
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved changes", "Save your changes to this session first?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save_session()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self.confirm_on_close and not self._confirm_discard():
+            event.ignore()
+            return
+        self._closed = True
+        self.theme.release()
+        # the window goes at once; then no thread may outlive it. The start-up warm-up's first optimiser step
+        # (torch imports torch._dynamo there, ~2-3 s) cannot be interrupted: waiting for it behind a hidden window
+        # is no hang to the user (scripts/close_campaign.py measures both)
+        self.hide()
+        QApplication.sync()
+        self.training_host.shutdown()
+        self.lab.shutdown()
+        wait_for_workers(60)  # device detection, warm-up
+        self.settings.save_window(self.saveGeometry(), self.saveState())
+        self.settings.set_splitter_state(self.splitter.saveState())
+        event.accept()
+
+    # ================================================================== export
+    def export_all_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export all steps to folder", self.settings.last_dir())
+        if folder:
+            written = self.export_all(folder)
+            self.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 6000)
+
+    def export_all(self, folder: str | Path) -> list[Path]:
+        """Every step as PNG, SVG and CSV into ``folder``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.pipeline.redraw()  # the Steps view may be hidden behind the multi-head tab: draw the current result
+        written = []
+        for n, name in enumerate(STEPS, start=1):
+            for suffix in ("png", "svg", "csv"):
+                path = folder / f"{n}-{name}.{suffix}"
+                self.pipeline.heatmaps[name].export(path)
+                written.append(path)
+        return written
+
+    # ================================================================== training tab, devices
+    @property
+    def training_panel(self) -> TrainingPanel:
+        """The Training tab's panel, created on first use (it imports torch)."""
+        return self.training_host.tab
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._shown_once:
+            self._shown_once = True
+            # after the first paint settles: listing GPUs imports torch (~2.5 s), in the background
+            QTimer.singleShot(1000, self._start_device_detection)
+
+    def _start_device_detection(self) -> None:
+        if not self.detect_devices or self._closed:
+            return
+        from attention_core import available_devices
+
+        def found(devices: list[str]) -> None:
+            if not self._closed:
+                self.playground.set_available_devices(devices)
+
+        def failed(exc: Exception) -> None:  # no torch, a broken driver: stay on the CPU and say so
+            if not self._closed:
+                self.playground.device_detection_failed(str(exc).strip().splitlines()[0][:160] if str(exc).strip()
+                                                        else type(exc).__name__)
+
+        self.device_worker = run_in_background(available_devices, on_done=found, on_error=failed)
+
+    # ================================================================== self-test
+    def self_test(self, out_dir: Path) -> list[Path]:
+        """Render every view to PNG in ``out_dir`` (used by ``--self-test`` and the bundle's smoke test)."""
+        from app.widgets.file_export import export_widget_image
+
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        QApplication.processEvents()
+        written = [p for p in self.export_all(out_dir) if p.suffix == ".png"]
+        for p in [*out_dir.glob("*.svg"), *out_dir.glob("*.csv")]:
+            p.unlink()
+        before = self.playground.snapshot()
+        try:
+            if 2 in self.playground.state.valid_head_counts():
+                self.playground.set_heads(2)
+            self.view_tabs.setCurrentWidget(self.multihead)
+            path = out_dir / "multihead.png"
+            export_widget_image(self.multihead, path)
+            written.append(path)
+        finally:
+            self.playground.restore(before)
+            self.view_tabs.setCurrentWidget(self.pipeline)
+        path = out_dir / "window.png"
+        self.grab().save(str(path))
+        written.append(path)
+        written += self.training_host.self_test(out_dir)  # shown first: a tab never shown has no layout
+        self.tabs.setCurrentIndex(0)
+        return written

@@ -1,0 +1,159 @@
+"""The Playground tab: inputs | story, steps or multi-head maps, explanation bar | controls. Layout and wiring.
+
+Hover and click on any map go to the model (``hover`` / ``pin``); the explanation bar, the story line and every
+map follow the model's events. A click in ③ or ④ with the custom mask also toggles that mask cell (undoable).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from app.flow.qt.view import PlaygroundFlowView
+from app.playground.model.explain import EXPLAIN_HINT
+from app.playground.model.playground import PlaygroundModel
+from app.playground.qt.commands import UndoableEdits
+from app.playground.qt.controls import ControlsPanel
+from app.playground.qt.inputs_panel import InputsPanel, set_visible
+from app.playground.qt.multihead_view import MultiHeadView
+from app.playground.qt.pipeline import PipelineView
+from app.playground.qt.steps_header import HeadsBanner, SharedRangeToggle
+from app.surface.qt.view import SurfaceView
+from app.vectors.qt.view import VectorView
+from app.widgets.side_panel import SideScroll
+
+
+class PlaygroundTab(QSplitter):
+    """Three columns in a splitter: the side columns are as wide as their content needs (never clipped) and
+    collapse when dragged shut (the window keeps the splitter's state in QSettings); the centre takes the rest.
+
+    Narrower than ``NARROW`` px (a 1024 px laptop), the inputs and the controls share the left column as two tabs:
+    with both columns open the five maps got ~150 px each, too little for a 3 × 3 map's numbers."""
+
+    NARROW = 1150
+
+    def __init__(self, model: PlaygroundModel, edits: UndoableEdits, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model, self.edits = model, edits
+        self.inputs = InputsPanel(model, edits)
+        center = QWidget()
+        cv = QVBoxLayout(center)
+        cv.setContentsMargins(0, 0, 0, 0)
+        self.story_label = QLabel()
+        self.story_label.setObjectName("storyLabel")
+        self.story_label.setWordWrap(True)
+        self.story_label.setTextFormat(Qt.TextFormat.RichText)
+        cv.addWidget(self.story_label)
+        self.view_tabs = QTabWidget()
+        self.pipeline = PipelineView(model)
+        self.multihead = MultiHeadView(model)
+        for view in (self.pipeline, self.multihead):
+            view.cellHovered.connect(self._on_hover)
+            view.cellClicked.connect(self._on_click)
+        self.view_tabs.addTab(self.pipeline, "Steps")
+        self.view_tabs.addTab(self.multihead, "Multi-head")
+        self.vectors = VectorView(model, edits)  # queries and keys as arrows; drag to edit (d_k = 2)
+        self.view_tabs.addTab(self.vectors, "Vectors")
+        self.surface = SurfaceView(model)  # one step's map in 3D (OpenGL only once shown)
+        self.view_tabs.addTab(self.surface, "3D")
+        self.flow = PlaygroundFlowView(model)
+        self.view_tabs.addTab(self.flow, "Flow")
+        self.view_tabs.currentChanged.connect(self._on_view_changed)
+        # the Steps view's own switches: the colour-range option in the tab bar's corner (no height taken), the
+        # heads banner above the maps while the Steps view is shown and Heads > 1 (its link opens Multi-head)
+        self.shared_range = SharedRangeToggle(model)
+        self.view_tabs.setCornerWidget(self.shared_range, Qt.Corner.TopRightCorner)
+        self.heads_banner = HeadsBanner(model)
+        self.heads_banner.openMultiHead.connect(lambda: self.view_tabs.setCurrentWidget(self.multihead))
+        cv.addWidget(self.heads_banner)
+        cv.addWidget(self.view_tabs, 1)
+        self.explain_label = QLabel(EXPLAIN_HINT)
+        self.explain_label.setObjectName("explainLabel")
+        self.explain_label.setWordWrap(True)
+        self.explain_label.setTextFormat(Qt.TextFormat.RichText)
+        self.explain_label.setMinimumHeight(64)
+        cv.addWidget(self.explain_label)
+        self.controls = ControlsPanel(model, edits)
+        self.inputs_scroll, self.controls_scroll = SideScroll(self.inputs), SideScroll(self.controls)
+        self.side_tabs = QTabWidget()  # the left column when narrow: Inputs | Controls
+        self.side_tabs.setDocumentMode(True)
+        self._park = center  # while wide, the unused tab widget waits here, hidden: always in the window's tree,
+        self._park_side_tabs()  # so it is deleted with it (never left to PySide's exit hook, see app/qt_compat)
+        self.narrow = False
+        self.addWidget(self.inputs_scroll)
+        self.addWidget(center)
+        self.addWidget(self.controls_scroll)
+        self.setChildrenCollapsible(True)
+        self.setCollapsible(1, False)
+        self.setStretchFactor(1, 1)
+        self.setSizes([310, 740, 230])
+        model.events.story.connect(self._show_story)
+        model.events.explanation.connect(self._show_explanation)
+        self._show_story()
+        self._show_explanation()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.set_narrow(self.width() < self.NARROW)
+
+    def set_narrow(self, narrow: bool) -> None:
+        """Inputs and controls as tabs of one left column (narrow), or as columns left and right of the maps."""
+        if narrow == self.narrow:
+            return
+        self.narrow = narrow
+        left = self.widget(0).width()
+        if narrow:
+            self.replaceWidget(0, self.side_tabs)
+            self.side_tabs.addTab(self.inputs_scroll, "Inputs")
+            self.side_tabs.addTab(self.controls_scroll, "Scale, mask, heads")
+            self.side_tabs.show()
+            self.setSizes([left, self.width() - left])
+        else:
+            self.side_tabs.clear()
+            self.replaceWidget(0, self.inputs_scroll)
+            self._park_side_tabs()
+            self.addWidget(self.controls_scroll)
+            self.inputs_scroll.show()
+            self.controls_scroll.show()
+            self.setSizes([left, self.width() - left - 240, 240])
+        self.setCollapsible(1, False)
+
+    def _park_side_tabs(self) -> None:
+        self.side_tabs.setParent(self._park)
+        self.side_tabs.hide()
+
+    def _on_view_changed(self, _index: int) -> None:
+        steps = self.view_tabs.currentWidget() is self.pipeline
+        self.heads_banner.set_active(steps)
+        self.shared_range.setVisible(steps)
+        # the cells of the other view are out of sight: nothing of theirs stays pinned or hovered
+        self.model.hover(None)
+        self.model.unpin()
+
+    def _on_hover(self, view: str, i: int, j: int) -> None:
+        self.model.hover(view if i >= 0 else None, i, j)
+
+    def _on_click(self, view: str, i: int, j: int) -> None:
+        if view in ("masked", "weights") and self.model.mask_mode == "custom":
+            self.edits.apply("Toggle mask cell", lambda m: m.toggle_custom(i, j))
+        try:
+            self.model.pin(view, i, j)
+        except ValueError:  # a click outside the cells
+            self.model.unpin()
+
+    def _show_story(self) -> None:
+        self.story_label.setText(self.model.story)
+        set_visible(self.story_label, bool(self.model.story))
+
+    def _show_explanation(self) -> None:
+        self.explain_label.setText(self.model.explanation_html or EXPLAIN_HINT)
+
+    def set_dark(self, dark: bool) -> None:
+        self.pipeline.set_dark(dark)
+        self.multihead.set_dark(dark)
+        self.flow.set_dark(dark)
+        self.inputs.set_dark(dark)
+        self.vectors.set_dark(dark)
+        self.surface.set_dark(dark)

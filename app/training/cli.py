@@ -1,0 +1,219 @@
+"""The Training feature's commands: ``train`` (train headless, optionally filming the heads) and ``probe`` (the
+causality probe).
+
+``train``: a task's recipe (or the flags) trained with a progress bar on stderr; the run's folder (model, config,
+history) and optionally a GIF/MP4 film of the head grid; one JSON summary line on stdout.
+
+``probe``: the causality probe (``attention_core.probe``).
+- ``probe --checkpoint FILE [--position T] [--trials N]``: a trained model, on its probe sequence, with the mask it
+  was trained with; the tokens after T are replaced by random tokens N times.
+- ``probe --preset NAME --position T [--mask causal|none]``: plain attention on a preset's Q, K, V; rows after T
+  of K and V are replaced by random rows.
+
+stdout gets one JSON line ``{"position": T, "max_change_before": x, "max_change_after": y, "causal": bool}``; bad
+input gets a message on stderr and exit code 2. torch is imported only for a checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.common.progress import Progress
+from attention_core.task_shapes import POSITIONAL_KINDS, TASK_NAMES  # torch-free
+
+if TYPE_CHECKING:
+    from attention_core.train_config import TrainConfig
+    from attention_core.training import ReversalTrainer, TrainingReport
+
+TRAIN = "attention-playground train"
+PROBE = "attention-playground probe"
+
+
+def _fail(prog: str, message: str) -> int:
+    print(f"{prog}: {message}", file=sys.stderr)
+    return 2
+
+
+def add_train_parser(sub: Any) -> None:
+    """The ``train`` sub-command's arguments (``sub``: the main parser's sub-parsers)."""
+    t = sub.add_parser("train", help="train the tiny reversal transformer headless")
+    t.add_argument("--epochs", type=int, default=None,
+                   help="passes over the training set (default 1; for copy, sort and induction their recipe's steps)")
+    t.add_argument("--steps", type=int, default=None, help="train this many batches instead of --epochs")
+    t.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 2e-2)")
+    t.add_argument("--batch-size", type=int, default=None)
+    t.add_argument("--seq-len", type=int, default=None)
+    t.add_argument("--vocab-size", type=int, default=None)
+    t.add_argument("--d-model", type=int, default=None)
+    t.add_argument("--heads", type=int, default=None)
+    t.add_argument("--layers", type=int, default=None)
+    t.add_argument("--no-causal", action="store_true", help="train without the causal mask (it leaks)")
+    t.add_argument("--task", choices=TASK_NAMES, default="reversal",
+                   help="reversal (default), copy, sort or induction; a task other than reversal starts from its "
+                        "default recipe (README), which the other flags override")
+    t.add_argument("--positional", choices=POSITIONAL_KINDS, default=None,
+                   help="position encoding: learned (default), sinusoidal, rotary or none")
+    t.add_argument("--attention-dropout", type=float, default=None, metavar="P",
+                   help="dropout on the attention weights while training, 0 to 0.9 (default 0)")
+    t.add_argument("--out", required=True, help="folder for model.safetensors, config.json, history.csv")
+    t.add_argument("--gif", metavar="FILE.gif", default=None,
+                   help="also write the head grid's timeline as an animated GIF (one frame per recorded step)")
+    t.add_argument("--mp4", metavar="FILE.mp4", default=None,
+                   help="also write the head grid's timeline as an MP4 video (one frame per recorded step)")
+
+
+def _animation_targets(args: argparse.Namespace) -> list[Path] | str:
+    """The --gif / --mp4 files, checked before training starts (a typo must not cost a run); a message if wrong."""
+    targets = []
+    for flag in ("gif", "mp4"):
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        path = Path(value)
+        if path.suffix.lower() != f".{flag}":
+            return f"--{flag} must name a .{flag} file (got {value!r})"
+        if path.is_dir():
+            return f"--{flag} names a folder: {value!r}"
+        targets.append(path)
+    return targets
+
+
+def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``TrainConfig`` options the ``train`` flags set (only those given)."""
+    overrides = {k: v for k, v in {
+        "epochs": args.epochs, "steps": args.steps, "device": args.device, "seed": args.seed, "lr": args.lr,
+        "batch_size": args.batch_size, "seq_len": args.seq_len, "vocab_size": args.vocab_size,
+        "d_model": args.d_model, "num_heads": args.heads, "num_layers": args.layers,
+        "positional": args.positional, "attention_dropout": args.attention_dropout,
+    }.items() if v is not None}
+    if args.epochs is not None and args.steps is None:
+        overrides["steps"] = None  # epochs given: they decide, not a recipe's step count
+    if args.no_causal:
+        overrides["causal"] = False
+    return overrides
+
+
+def train_run(config: TrainConfig, out: Path, desc: str = "train") -> tuple[ReversalTrainer, dict[str, Any]]:
+    """Train ``config`` with a progress bar on stderr and write the run's folder (``write_run_folder``); returns
+    the trainer and its summary (the JSON ``train`` prints)."""
+    from attention_core.training import ReversalTrainer
+
+    trainer = ReversalTrainer(config)
+    bar = Progress(config.total_steps, desc)
+
+    def on_report(r: TrainingReport) -> None:
+        bar.update(r.step, f"loss {r.loss:.3f} · seq-acc {r.sequence_accuracy:.1%}")
+
+    try:
+        trainer.run(on_report)
+    finally:
+        bar.close()
+    write_run_folder(out, trainer)
+    return trainer, trainer.summary()
+
+
+def write_run_folder(out: Path, trainer: ReversalTrainer) -> None:
+    """One trained run as ``train`` writes it: ``model.safetensors`` (weights + configs in its metadata),
+    ``config.json`` and ``history.csv``."""
+    from attention_core.checkpoint import save_checkpoint
+    from attention_core.fileio import atomic_write
+    from attention_core.training import write_history_csv
+
+    config = trainer.config
+    save_checkpoint(out / "model.safetensors", trainer.model, extra={"train_config": config.to_dict()})
+    config_json = json.dumps({"model_config": config.model_config().to_dict(), "train_config": config.to_dict()},
+                             indent=2)
+    atomic_write(out / "config.json", lambda fh: fh.write(config_json), text=True)
+    write_history_csv(out / "history.csv", trainer.history)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from attention_core.experiments import task_recipe
+
+    targets = _animation_targets(args)
+    if isinstance(targets, str):
+        return _fail(TRAIN, targets)
+    try:
+        config = task_recipe(args.task, **train_overrides(args)).validate()
+    except ValueError as exc:
+        return _fail(TRAIN, str(exc))
+    trainer, summary = train_run(config, Path(args.out))
+    for target in targets:
+        summary[target.suffix.lower().lstrip(".")] = _write_animation(target, trainer)
+    print(json.dumps(summary))
+    return 0
+
+
+def _write_animation(target: Path, trainer: Any) -> str:
+    """Film the run's head grid into ``target`` (GIF or MP4), one frame per recorded step; returns the path."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
+    from app.training.film import history_from_reports, write_timeline
+
+    cfg = trainer.config
+    history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal, task=cfg.task,
+                                   positional=cfg.positional, attention_dropout=cfg.attention_dropout)
+    bar = Progress(len(history), f"write {target.name}", unit="frame")
+    try:
+        write_timeline(target, history, total_steps=cfg.total_steps, progress=lambda done, _n: bar.update(done))
+    finally:
+        bar.close()
+    return str(target.resolve())
+
+
+def add_probe_parser(sub: Any) -> None:
+    """The ``probe`` sub-command's arguments (``sub``: the main parser's sub-parsers)."""
+    p = sub.add_parser("probe", help="causality probe: does any position up to T change when everything after T "
+                                     "is replaced? (0.0 with the causal mask)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--checkpoint", metavar="FILE", help="a model saved by this app (safetensors)")
+    src.add_argument("--preset", metavar="NAME", help="a preset's Q, K, V (cat-sat-mat, bank-river-loan, "
+                                                      "lesson-random-4x8, random-N, ...)")
+    p.add_argument("--position", type=int, default=None,
+                   help="the last position kept (default for a checkpoint: the SEP position L; required for "
+                        "--preset)")
+    p.add_argument("--trials", type=int, default=8, help="random replacements to try (default 8)")
+    p.add_argument("--mask", choices=("causal", "none"), default=None,
+                   help="--preset only: the mask to probe (default causal); a checkpoint uses its own")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random replacements (default 0)")
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    """Run the probe and print its JSON; 2 with a message for bad input."""
+    if args.trials < 1:
+        return _fail(PROBE, f"--trials must be >= 1 (got {args.trials})")
+    if args.preset is not None:
+        from attention_core.presets import get_preset
+        from attention_core.probe import probe_attention_causality
+
+        if args.position is None:
+            return _fail(PROBE, "--preset needs --position T")
+        try:
+            preset = get_preset(args.preset)
+            result = probe_attention_causality(preset.q, preset.k, preset.v, args.position,
+                                               mask=args.mask or "causal", trials=args.trials, seed=args.seed)
+        except ValueError as exc:
+            return _fail(PROBE, str(exc))
+    else:
+        if args.mask is not None:
+            return _fail(PROBE, "--mask applies to --preset only; a checkpoint is probed with the mask it was trained "
+                         "with")
+        from pathlib import Path
+
+        if not Path(args.checkpoint).is_file():  # said before torch is imported (~2 s)
+            return _fail(PROBE, f"{args.checkpoint}: no such file")
+        from attention_core.checkpoint import CheckpointError
+        from attention_core.probe import probe_checkpoint
+
+        try:
+            result = probe_checkpoint(args.checkpoint, args.position, trials=args.trials, seed=args.seed)
+        except (CheckpointError, ValueError, OSError) as exc:
+            return _fail(PROBE, str(exc))
+    print(json.dumps(result.to_json()))
+    return 0

@@ -1,0 +1,1 @@
+"""The Training tab's Qt views."""

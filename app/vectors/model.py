@@ -1,0 +1,221 @@
+"""The Vector view's model: queries and keys as 2-D arrows, the selected query, the hovered arrow and what hover
+says. Qt-free, evented; it follows a ``PlaygroundModel`` and computes nothing the playground does not already
+hold, except the geometry of the picture (norms, angles, the 2-D plane).
+
+The plane: with d_k ≤ 2 the arrows are the rows of Q and K themselves (exact); with d_k > 2 Q and K share one
+uncentred PCA plane (``attention_core.pca_2d``: a linear, orthogonal map, so the origin stays the origin and an
+arrow is the shadow of the true vector). Values live in their own space (d_v): the same rule gives them their own
+plane, and the selected query's output row Σ wⱼ·vⱼ lands on Σ wⱼ·(shadow of vⱼ) because the weights sum to 1.
+
+Dragging edits a row of Q or K only where the picture is the numbers themselves: d_k ≤ 2 and Q, K edited directly
+(the "Q, K, V directly" mode). Otherwise ``drag_note`` says why it is off.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from psygnal import Signal, SignalGroup
+
+from app.playground.model.playground import PlaygroundModel
+from attention_core import Projection, pca_2d
+
+KINDS = ("q", "k")
+
+
+class VectorSpaceEvents(SignalGroup):
+    geometry = Signal()   # arrows, plane, notes: after every playground result and a new selected query
+    hovered = Signal()    # the hovered arrow and ``hover_html``
+
+
+@dataclass(frozen=True)
+class PairInfo:
+    """One query against one key, as hover shows it: the numbers are the playground's (``scores``, ``weights``)
+    with the norms and the angle of the rows it used."""
+
+    query: int
+    key: int
+    dot: float
+    q_norm: float
+    k_norm: float
+    angle_deg: float | None  # None when either vector is zero (no direction)
+    scale: float
+    weight: float
+    masked: bool
+
+
+class VectorSpace:
+    """Everything the Vector view draws, from the playground's current result."""
+
+    def __init__(self, playground: PlaygroundModel) -> None:
+        self.events = VectorSpaceEvents()
+        self.playground = playground
+        self.selected = 0
+        self.hovered: tuple[str, int] | None = None
+        self.hover_html = ""
+        self.qk: Projection = pca_2d(np.zeros((1, 2)))
+        self.values: Projection = self.qk
+        self.queries = self.keys = self.value_tips = self.feet = np.zeros((0, 2))
+        self.output_tip = np.zeros(2)
+        self.plane_note = ""
+        self.drag_note = ""
+        self.draggable = False
+        self.axis_labels = ("", "")
+        self.value_axis_note = ""
+        self.live = True  # False while no one looks (the view's tab hidden): results only mark the geometry stale
+        self._stale = False
+        playground.events.result.connect(self._on_result)  # a new token name, mask or scale recomputes it too
+        self._update()
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def query_tokens(self) -> list[str]:
+        return list(self.playground.query_tokens)
+
+    @property
+    def key_tokens(self) -> list[str]:
+        return list(self.playground.key_tokens)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The selected query's softmax weights over the keys (the playground's ``weights`` row)."""
+        return np.asarray(self.playground.result.weights[self.selected])
+
+    def pair(self, i: int, j: int) -> PairInfo:
+        """Query ``i`` against key ``j``: q·k, |q|, |k|, the angle between them and the resulting weight."""
+        c = self.playground.computation
+        q, k = np.asarray(c.q[i], dtype=np.float64), np.asarray(c.k[j], dtype=np.float64)
+        qn, kn = float(np.linalg.norm(q)), float(np.linalg.norm(k))
+        dot = float(c.steps.scores[i, j])
+        angle = None
+        if qn > 0 and kn > 0:
+            angle = math.degrees(math.acos(max(-1.0, min(1.0, float(q @ k) / (qn * kn)))))
+        masked = c.mask is not None and not bool(np.asarray(c.mask)[i, j])
+        return PairInfo(i, j, dot, qn, kn, angle, float(c.steps.scale), float(c.steps.weights[i, j]), masked)
+
+    # ------------------------------------------------------------------ view state (not undoable)
+    def select(self, query: int) -> None:
+        """The query whose projections, weights and output are drawn."""
+        lq = len(self.playground.query_tokens)
+        if not 0 <= int(query) < lq:
+            raise ValueError(f"query {query} does not exist (Lq = {lq})")
+        if int(query) != self.selected:
+            self.selected = int(query)
+            self._update()
+
+    def hover(self, kind: str | None, index: int = -1) -> None:
+        """The arrow under the mouse: ``("q", i)`` or ``("k", j)``; ``None`` for none."""
+        n = {"q": len(self.queries), "k": len(self.keys)}
+        target = (kind, int(index)) if kind in n and 0 <= index < n[kind] else None
+        if target != self.hovered:
+            self.hovered = target
+            self._describe_hover()
+            self.events.hovered.emit()
+
+    def drag_row(self, kind: str, index: int, point: tuple[float, float], decimals: int = 2) -> tuple[str, np.ndarray]:
+        """The matrix row a dragged arrow head at ``point`` (plane coordinates) stands for: ("Q" or "K", the row),
+        rounded to ``decimals``. ``ValueError`` where the plane is not the numbers themselves."""
+        if not self.draggable:
+            raise ValueError(self.drag_note)
+        if kind not in KINDS:
+            raise ValueError(f"kind must be 'q' or 'k', got {kind!r}")
+        d_k = int(self.playground.computation.q.shape[1])
+        row = np.round(np.asarray(point, dtype=np.float64)[:d_k], int(decimals)) + 0.0  # no -0.0
+        return ("Q" if kind == "q" else "K"), row
+
+    def set_live(self, live: bool) -> None:
+        """Follow every playground result (True), or only mark the picture stale until live again (False: the two
+        SVDs of a projection cost ~1 ms an edit, for a tab nobody sees). Going live catches up at once."""
+        self.live = bool(live)
+        if self.live and self._stale:
+            self._update()
+
+    def ensure_current(self) -> None:
+        """Bring the geometry up to date if results arrived while not live (an export of a hidden tab)."""
+        if self._stale:
+            self._update()
+
+    # ------------------------------------------------------------------ internals
+    def _on_result(self) -> None:
+        if self.live:
+            self._update()
+        else:
+            self._stale = True
+
+    def _update(self) -> None:
+        self._stale = False
+        pg = self.playground
+        c = pg.computation
+        q, k, v = (np.asarray(a, dtype=np.float64) for a in (c.q, c.k, c.v))
+        lq, d_k = q.shape
+        self.selected = min(self.selected, lq - 1)
+        self.qk = pca_2d(np.vstack([q, k]))
+        self.queries, self.keys = self.qk.coords[:lq], self.qk.coords[lq:]
+        self.values = pca_2d(v)
+        self.value_tips = self.values.coords
+        self.output_tip = self.values.project(np.asarray(c.steps.output[self.selected]))
+        qs = q[self.selected]
+        kk = np.einsum("ij,ij->i", k, k)
+        factor = np.divide(k @ qs, kk, out=np.zeros(len(k)), where=kk > 0)
+        self.feet = self.qk.project(factor[:, None] * k)  # the selected query's projection onto each key's line
+        if self.qk.exact:
+            self.axis_labels = ("k0 (Q, K column 0)", "k1 (Q, K column 1)") if d_k == 2 else ("k0", "")
+            self.plane_note = f"d_k = {d_k}: the plane is exact, the arrows are the rows of Q and K."
+        else:
+            r = self.qk.explained_ratio
+            self.axis_labels = (f"PC1 ({r[0]:.0%})", f"PC2 ({r[1]:.0%})")
+            self.plane_note = (f"d_k = {d_k}: a 2-D PCA projection of Q and K together (uncentred), keeping "
+                               f"{self.qk.kept:.0%} of their squared length (PC1 {r[0]:.0%}, PC2 {r[1]:.0%}). "
+                               "Lengths and angles are shadows: hover shows the true numbers.")
+        self.value_axis_note = ("" if self.values.exact else
+                                f"values: own PCA plane (d_v = {v.shape[1]}, keeps {self.values.kept:.0%})")
+        if pg.mode != "qkv":
+            self.draggable = False
+            self.drag_note = ("Dragging is off: here Q = X·W_Q and K = X·W_K are computed (projection mode). "
+                              "Switch the mode to 'Q, K, V directly' to drag arrows.")
+        elif not self.qk.exact:
+            self.draggable = False
+            self.drag_note = (f"Dragging is exact only in 2-D, so it is off for d_k = {d_k} (set d_k = 2 to drag); "
+                              "edit the numbers in the inputs.")
+        else:
+            self.draggable = True
+            self.drag_note = "Drag an arrow head to edit that row of Q or K (one undo step per drag)."
+        if pg.num_heads > 1:
+            self.plane_note += " Heads > 1: weights are the Steps view's (one head over all of d_k)."
+        if self.hovered is not None and self.hovered[1] >= (lq if self.hovered[0] == "q" else len(k)):
+            self.hovered = None
+        self._describe_hover()
+        self.events.geometry.emit()
+        self.events.hovered.emit()
+
+    def _describe_hover(self) -> None:
+        if self.hovered is None:
+            self.hover_html = ""
+            return
+        kind, idx = self.hovered
+        esc = html.escape
+        if kind == "k":
+            self.hover_html = _pair_html(self.pair(self.selected, idx), self.query_tokens, self.key_tokens)
+            return
+        lines = [_pair_html(self.pair(idx, j), self.query_tokens, self.key_tokens, short=True)
+                 for j in range(len(self.keys))]
+        qn = float(np.linalg.norm(self.playground.computation.q[idx]))
+        self.hover_html = (f"query <b>{esc(self.query_tokens[idx])}</b>: |q| = {qn:.3g}<br>" + "<br>".join(lines))
+
+
+def _angle_text(angle: float | None) -> str:
+    return "undefined (a zero vector)" if angle is None else f"{angle:.1f}°"
+
+
+def _pair_html(p: PairInfo, q_tokens: list[str], k_tokens: list[str], short: bool = False) -> str:
+    qt, kt = html.escape(q_tokens[p.query]), html.escape(k_tokens[p.key])
+    weight = "masked: weight 0" if p.masked else f"weight {p.weight:.3f} ({p.weight:.0%})"
+    if short:
+        return f"· {kt}: q·k = {p.dot:.3g}, |k| = {p.k_norm:.3g}, angle {_angle_text(p.angle_deg)}, {weight}"
+    why = (f"|q| {p.q_norm:.4g} × |k| {p.k_norm:.4g} × cos {_angle_text(p.angle_deg)}" if p.angle_deg is not None
+           else f"|q| {p.q_norm:.4g}, |k| {p.k_norm:.4g}: a zero vector has no direction")
+    return (f"<b>{qt}</b> · <b>{kt}</b>: q·k = {p.dot:.4g} ({why}); × scale {p.scale:.3g} = "
+            f"{p.dot * p.scale:.4g} → softmax {weight}")

@@ -1,0 +1,1 @@
+"""The Vectors tab's Qt views."""

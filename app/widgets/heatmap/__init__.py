@@ -1,0 +1,1 @@
+"""One labelled heatmap (view) and its parts: axes, cell painting, colours, export."""
