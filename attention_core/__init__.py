@@ -15,6 +15,8 @@ Public contract (used by the GUI, the CLI and users' scripts; names are stable):
   positions (``POSITIONAL_KINDS``): ``sinusoidal_table``, ``rotary_angles``, ``apply_rotary``
 - experiments: ``EXPERIMENT_PRESETS``, ``build_runs``, ``load_runs_file``, ``Experiment``, ``write_summary_csv``
 - ``available_devices()``, ``save_checkpoint``, ``load_checkpoint``, presets
+- real models (``pretrained``): ``load_pretrained(path, *, device, dtype) -> PretrainedModel``, ``.trace(text) ->
+  Trace``, ``PretrainedError``; phenomena: ``head_scores``, ``repeated_tokens``, ``ablate``, ``ablation_scan``
 
 torch-backed names load lazily, so ``import attention_core`` for the numpy step path stays fast.
 """
@@ -57,6 +59,10 @@ _LAZY = {
     "build_runs": "experiments", "load_runs_file": "experiments", "write_summary_csv": "experiments",
     "CausalityProbe": "probe", "probe_model_causality": "probe", "probe_attention_causality": "probe",
     "probe_preset_causality": "probe", "probe_checkpoint": "probe",
+    "load_pretrained": "pretrained", "PretrainedModel": "pretrained", "PretrainedError": "pretrained",
+    "Trace": "pretrained", "ModelInfo": "pretrained",
+    "head_scores": "phenomena", "HeadScores": "phenomena", "repeated_tokens": "phenomena", "ablate": "phenomena",
+    "ablation_scan": "phenomena",
 }
 
 __all__ = [

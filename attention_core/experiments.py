@@ -33,11 +33,11 @@ MIN_RUNS, MAX_RUNS = 2, 6
 TASK_RECIPES: dict[str, dict[str, Any]] = {
     "reversal": {},
     "copy": {"steps": 200},
-    "sort": {"num_layers": 1, "num_heads": 1, "lr": 1e-2, "steps": 600},
+    "sort": {"num_layers": 1, "num_heads": 1, "lr": 5e-3, "steps": 600},
     "induction": {"lr": 1e-2, "steps": 300},
 }
 """Per task, the ``TrainConfig`` overrides of its default recipe (each reaches >= 99 % greedy exact-sequence
-accuracy on held-out data on 2 CPU cores; measured times in the README and ``benchmarks/bench_tasks.py``)."""
+accuracy on held-out data on 2 CPU cores; measured times in docs/benchmarks.md and ``benchmarks/bench_tasks.py``)."""
 
 
 def task_recipe(task: str, **overrides: Any) -> TrainConfig:

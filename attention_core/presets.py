@@ -31,6 +31,10 @@ class Preset:
     w_k: np.ndarray | None = None
     w_v: np.ndarray | None = None
     source: str = ""
+    scale: float | None = None
+    """The scale the example uses (None: 1/√d_k, the default); a real model's head brings its own."""
+    allowed: np.ndarray | None = None
+    """The mask the example uses, (Lq, Lk) bool, True = may attend (None: no mask); a real head's causal mask."""
 
     @property
     def has_projections(self) -> bool:

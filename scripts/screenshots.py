@@ -192,6 +192,49 @@ def layouts(window, app, out: Path, sizes: tuple[str, ...] = LAYOUT_SIZES) -> li
     return written
 
 
+def model_tab(window, app, out: Path, folder: Path, text: str = "") -> list[Path]:  # type: ignore[no-untyped-def]
+    """Open a model folder in the Model tab, type a text, hover a token, enlarge a head, then open it in the
+    Playground, edit one of its cells and undo: each picture after the change it shows."""
+    written: list[Path] = []
+    host = window.inspect
+    session = host.model
+
+    def shot(name: str) -> None:
+        settle(app, 0.5)
+        path = out / f"{name}.png"
+        window.grab().save(str(path))
+        written.append(path)
+
+    def idle() -> None:
+        end = time.time() + 120
+        while (session.load_state == "loading" or session.tracing) and time.time() < end:
+            settle(app, 0.1)
+
+    tab = host.show()
+    session.load(folder)
+    idle()
+    if text:
+        tab.text_edit.setText(text)
+        tab.trace_button.click()
+        idle()
+    session.hover(max(0, len(session.trace.tokens) // 2) if session.trace else None)
+    shot(f"model-{folder.name}-heads")
+    layers, heads = session.shape
+    session.select_head(layers - 1, heads - 1)
+    tab.views.setCurrentWidget(tab.head_map)
+    shot(f"model-{folder.name}-head")
+    tab.views.setCurrentWidget(tab.flow)
+    shot(f"model-{folder.name}-flow")
+    tab.open_button.click()
+    shot(f"model-{folder.name}-in-playground")
+    window.edits.set_cell("Q", 0, 0, 1.5)
+    shot(f"model-{folder.name}-in-playground-edited")
+    window.undo_stack.undo()
+    window.undo_stack.undo()
+    shot(f"model-{folder.name}-undone")
+    return written
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", type=Path)
@@ -201,11 +244,15 @@ def main() -> int:
                         help="only presentation mode (F11, a map alone) and the pipeline figure export")
     parser.add_argument("--layouts", action="store_true",
                         help=f"only the layout sweep: both tabs, light and dark, at {', '.join(LAYOUT_SIZES)}")
+    parser.add_argument("--model", type=Path, metavar="FOLDER",
+                        help="only the Model tab: open FOLDER, trace --text, open a head in the Playground, undo")
+    parser.add_argument("--text", default="", help="with --model: the text to trace")
+    parser.add_argument("--dark", action="store_true", help="the dark theme")
     args = parser.parse_args()
     from PySide6.QtCore import QSettings
 
-    from app.shell.gui import make_application
     from app.shell.main_window import MainWindow
+    from app.widgets.application import make_application
 
     app = make_application()
     MainWindow.detect_devices = False
@@ -218,14 +265,18 @@ def main() -> int:
     w, h = (int(v) for v in args.size.split("x"))
     window.resize(w, h)
     window.show()
+    if args.dark:
+        window.set_theme("dark", save=False)
     settle(app, 1.0)
-    if args.layouts:
+    if args.model is not None:
+        written = model_tab(window, app, args.out, args.model, args.text)
+    elif args.layouts:
         written = layouts(window, app, args.out)
     elif args.present:
         written = presenting(window, app, args.out)
     else:
         written = playground(window, app, args.out)
-    if not args.playground_only and not args.layouts and not args.present:
+    if not args.playground_only and not args.layouts and not args.present and args.model is None:
         written += training(window, app, args.out)
     (args.out / ".screenshots.ini").unlink(missing_ok=True)
     for p in written:

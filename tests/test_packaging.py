@@ -108,7 +108,8 @@ def test_prune_removes_symlinks_to_dropped_files() -> None:
 def test_spec_version_comes_from_the_app() -> None:
     from app import __version__
 
-    match = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', (ROOT / "app" / "common" / "version.py").read_text(), re.M)
+    version_file = (ROOT / "app" / "common" / "version.py").read_text()
+    match = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', version_file, re.M)
     assert match and match.group(1) == __version__
 
 

@@ -10,7 +10,7 @@ def resource_root() -> Path:
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         return Path(bundle) / "resources"
-    return Path(__file__).resolve().parent.parent / "resources"
+    return Path(__file__).resolve().parents[2] / "resources"  # app/common/resources.py -> the checkout
 
 
 def resource_path(*parts: str) -> Path:

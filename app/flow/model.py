@@ -1,6 +1,7 @@
 """What the Flow view draws (the bertviz idea): queries on the left, keys on the right, one line per (query, key)
 pair and head whose width and opacity are the weight. Qt-free: the numbers are read from the Playground's result or
-a recorded training step (``app.training.model.flow``), never recomputed, so a line is exactly the weight the other views show.
+a recorded training step (``app.training.model.flow``), never recomputed, so a line is exactly the weight the other
+views show.
 
 ``FlowData.weights`` is (heads, queries, keys); ``flow_line_style`` is the one rule from a weight to a line.
 """

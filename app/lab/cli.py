@@ -1,8 +1,8 @@
 """``attention-playground bench``: the scaling lab from the command line.
 
 Measures attention's time and peak memory against n per (device, implementation) (``attention_core.scaling``),
-writes one CSV row per (device, implementation, n), shows progress on stderr (``app.common.progress.Progress``) and prints
-one JSON line on stdout at the end: per series the fitted slopes and the largest n, the matmul limits, the
+writes one CSV row per (device, implementation, n), shows progress on stderr (``app.common.progress.Progress``) and
+prints one JSON line on stdout at the end: per series the fitted slopes and the largest n, the matmul limits, the
 fused-over-naive speed-up.
 """
 

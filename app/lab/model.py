@@ -18,7 +18,7 @@ from typing import Any
 
 from psygnal import Signal, SignalGroup
 
-from app.training.model.runner import RunHandle, Runner, ThreadRunner
+from app.common.runner import RunHandle, Runner, ThreadRunner
 from app.training.model.tools import format_eta
 from attention_core.scaling import (
     DTYPES,

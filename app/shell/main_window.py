@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.common.resources import resource_path
 from app.common.version import __version__
 from app.experiments.qt.host import ExperimentsHost
+from app.inspect.qt.host import InspectHost
 from app.lab.qt.host import LabHost
 from app.learn.qt import dock as learn
 from app.playground.model.playground import PlaygroundModel
@@ -66,7 +67,7 @@ class MainWindow(QMainWindow):
     off: it is over in about a second."""
 
     def __init__(self, settings: QSettings | None = None, preset: str = "cat-sat-mat") -> None:
-        protect_singletons()  # idempotent; covers scripts that build their own QApplication (see app/widgets/qt_compat.py)
+        protect_singletons()  # idempotent; covers scripts that build their own QApplication (app/widgets/qt_compat.py)
         super().__init__()
         self.settings = Settings(settings)
         self.playground = PlaygroundModel(preset)
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         self.training = self.training_host.model  # the TrainingSession: scripts' ``w.training``
         self.experiments = ExperimentsHost(self)  # app/experiments/qt/host.py
         self.lab = LabHost(self)  # app/lab/qt/host.py
+        self.inspect = InspectHost(self)  # app/inspect/qt/host.py: a real model, head by head
 
     # ================================================================== menus
     def _build_menus(self) -> None:
@@ -292,6 +294,7 @@ class MainWindow(QMainWindow):
         QApplication.sync()
         self.training_host.shutdown()
         self.lab.shutdown()
+        self.inspect.shutdown()
         wait_for_workers(60)  # device detection, warm-up
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.set_splitter_state(self.splitter.saveState())

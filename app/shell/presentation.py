@@ -137,7 +137,7 @@ class Presenter(QObject):
         column (once built) and any dock widget."""
         w = self.window
         panels = [w.tab.widget(0), w.tab.widget(w.tab.count() - 1)]
-        panel = w._training_panel
+        panel = w.training_host.built  # None until the Training tab is first opened
         if panel is not None:
             panels.append(panel.splitter.widget(0))
         panels += list(w.findChildren(QDockWidget))

@@ -57,7 +57,7 @@ def add_train_parser(sub: Any) -> None:
     t.add_argument("--no-causal", action="store_true", help="train without the causal mask (it leaks)")
     t.add_argument("--task", choices=TASK_NAMES, default="reversal",
                    help="reversal (default), copy, sort or induction; a task other than reversal starts from its "
-                        "default recipe (README), which the other flags override")
+                        "default recipe (docs/library.md, Tasks), which the other flags override")
     t.add_argument("--positional", choices=POSITIONAL_KINDS, default=None,
                    help="position encoding: learned (default), sinusoidal, rotary or none")
     t.add_argument("--attention-dropout", type=float, default=None, metavar="P",

@@ -80,7 +80,7 @@ def _figure(layers: int, heads: int) -> Any:
     from PySide6.QtGui import QFont
     from PySide6.QtWidgets import QLabel
 
-    from app.widgets.head_grid import HeadGrid
+    from app.widgets.grid.head_grid import HeadGrid
 
     fig, box = light_figure()
     box.setContentsMargins(10, 8, 10, 6)

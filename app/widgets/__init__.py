@@ -1,1 +1,2 @@
-"""Shared Qt widgets: heatmap, head grid, export button, frame, theme, settings, workers. They never import a feature's window (app.shell) or a CLI module."""
+"""Shared Qt widgets: heatmap, head grid, export button, frame, theme, settings, workers. They never import a feature's
+window (app.shell) or a CLI module."""

@@ -4,8 +4,9 @@ Its Qt-free halves live in ``app.common``: the titles (``app.common.titles``) an
 atomic writes (``app.common.heatmap_files``).
 
 Knows no view, so both sides use it without an import cycle: ``app.widgets.heatmap.view`` (a heatmap's own export),
-``app.playground.qt.pipeline_figure``, ``app.training.film`` and ``app.widgets.file_export`` (the public export functions) build on it. Qt
-is imported only where an image is rendered, so a CSV export never loads Qt. SVG goes through QtSvg's
+``app.playground.qt.pipeline_figure``, ``app.training.film`` and ``app.widgets.file_export`` (the public export
+functions) build on it. Qt is imported only where an image is rendered, so a CSV export never loads Qt. SVG goes through
+QtSvg's
 ``QSvgGenerator`` because pyqtgraph's SVGExporter crashes with PySide6 >= 6.11 (pyqtgraph issue #3495).
 
 """

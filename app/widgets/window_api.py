@@ -30,6 +30,8 @@ class WindowAPI(Protocol):
     """The Steps view (``PipelineView``)."""
     multihead: Any
     """The Multi-head view."""
+    training_host: Any
+    """The Training tab's host (``built``: its panel once opened, else None)."""
 
     def menuBar(self) -> QMenuBar: ...  # noqa: N802 (Qt API)
 

@@ -145,7 +145,7 @@ class _QtRunHandle:
 
 
 class QtRunner:
-    """The ``Runner`` of ``app.training.model.runner`` for the window: the run's generator runs on a superqt
+    """The ``Runner`` of ``app.common.runner`` for the window: the run's generator runs on a superqt
     worker (``run_generator``); each item it yields is queued and a queued signal makes the GUI thread deliver it
     (``pump``), so the session only ever changes on the GUI thread. ``wait`` (Stop, closing) joins the run and
     delivers what is left without spinning the event loop."""

@@ -15,7 +15,7 @@ import pytest
 from app.cli import main
 from attention_core.scaling import CSV_COLUMNS, IMPLEMENTATIONS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _upper_half_slope(ns: list[int], secs: list[float]) -> float:

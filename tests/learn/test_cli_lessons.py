@@ -15,7 +15,7 @@ import pytest
 from app.cli import main
 from app.learn.cli import KEYS, run_lesson
 
-LESSONS = sorted((Path(__file__).resolve().parents[1] / "resources" / "lessons").glob("*.json"))
+LESSONS = sorted((Path(__file__).resolve().parents[2] / "resources" / "lessons").glob("*.json"))
 
 
 def _lines(capsys):

@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pytest
 
+from app.common.runner import ThreadRunner
 from app.learn.model.engine import LessonRun, find_lesson, parse_lesson
 from app.learn.model.schema import LessonFileError
 from app.learn.model.training import uses_training
 from app.playground.model.playground import PlaygroundModel
-from app.training.model.runner import ThreadRunner
 from app.training.model.session import TrainingSession
 from attention_core.train_config import TrainConfig
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.training.qt.plots import NARROW_NAMES, SERIES, TrainingPlots
-from app.widgets.head_grid import HeadGrid
+from app.widgets.grid.head_grid import HeadGrid
 
 
 def legend_names(plots: TrainingPlots) -> list[str]:

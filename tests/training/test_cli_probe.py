@@ -16,7 +16,7 @@ import pytest
 
 from attention_core import get_preset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ["position", "max_change_before", "max_change_after", "causal"]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from app.training.model.runner import ThreadRunner
+from app.common.runner import ThreadRunner
 from app.training.model.session import GOAL, RUN_STATES, TRY_INTERVAL_S, TrainingEvents, TrainingSession
 from app.training.model.status import derive_status, eta_line
 from attention_core.analysis import greedy_reverse, reversal_accuracy, sequence_accuracy

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from app.shell import screen_fit
+from app.widgets import screen_fit
 
 
 def test_a_window_larger_than_the_screen_is_fitted_inside(window, monkeypatch):

@@ -6,7 +6,7 @@ own ``TrainingSession`` (the Training tab's model, with the same injected ``Runn
 current one and starts none of the rest. The views subscribe to the sessions' own events (curves) and to this
 model's (``events``): the preset, the runs table (one row a run, one column an option, each edit validated by
 ``build_runs`` and refused with its reason, the old value kept), one progress line over all runs, the final table
-(``summary_row`` of each finished run's recorded history), the "What to see" lines (``experiment_findings``, from
+(``summary_row`` of each finished run's recorded history), the "What to see" lines (``findings``, from
 measured results only), and two runs' heads compared at one step.
 """
 
@@ -18,9 +18,9 @@ from typing import Any
 
 from psygnal import Signal, SignalGroup
 
+from app.common.runner import Runner, ThreadRunner
 from app.experiments.model.compare import CompareState
 from app.experiments.model.findings import causal_claim, findings
-from app.training.model.runner import Runner, ThreadRunner
 from app.training.model.session import TrainingSession
 from app.training.model.tools import format_eta
 from attention_core.experiments import (

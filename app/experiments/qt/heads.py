@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets.frame import FrameCoalescer
-from app.widgets.head_grid import HeadGrid
+from app.widgets.grid.head_grid import HeadGrid
 from app.widgets.theme import colors_for
 
 if TYPE_CHECKING:

@@ -2,11 +2,11 @@
 one line per (query, key) pair and head; width and opacity are the weight (``app.flow.model.flow_line_style``),
 one colour per head. Hovering a token isolates its lines and the read-out under the lines says their weights.
 
-``FlowView`` is the frame (the Heads menu, the canvas of ``flow_canvas``, the read-out, an Export button);
+``FlowView`` is the frame (the Heads menu, the canvas of ``app.flow.qt.canvas``, the read-out, an Export button);
 ``PlaygroundFlowView`` follows the Playground's result (every head of the multi-head split when Heads > 1) and
-``app.training.qt.flow.TrainingFlowView`` follows the training session's shown step with a layer picker, as the head grid does. The
-numbers come from the models; the canvas only draws them, and records what it drew (``FlowCanvas.drawn``) so tests
-read the lines back.
+``app.training.qt.flow.TrainingFlowView`` follows the training session's shown step with a layer picker, as the head
+grid does. The numbers come from the models; the canvas only draws them, and records what it drew (``FlowCanvas.drawn``)
+so tests read the lines back.
 """
 
 from __future__ import annotations

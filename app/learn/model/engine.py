@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from psygnal import Signal, SignalGroup
 
+from app.learn.model import predict
 from app.learn.model.context import context, pointing_row, token_index
-from app.learn.model.expr import Evaluator, Labeled, LessonExprError, format_value, render
+from app.learn.model.expr import Evaluator, LessonExprError, render
 from app.learn.model.files import (  # noqa: F401 (re-exported: one import for the app, the CLI and the tests)
     LESSON_DIR,
     JsonStore,
@@ -62,9 +63,9 @@ class LessonEvents(SignalGroup):
 
 class LessonRun:
     """One lesson being walked over ``model``. ``apply``: how edits reach the model (default: call directly).
-    ``training``: the window's ``TrainingSession`` for lessons about the Training tab (``lesson_training``); ``lab``:
-    its ``ScalingLab`` (``lesson_lab``); ``wait(done, timeout_s)``: how to let their runs go on until ``done()``
-    (default: pump their ``ThreadRunner`` s)."""
+    ``training``: the window's ``TrainingSession`` for lessons about the Training tab (``app.learn.model.training``);
+    ``lab``: its ``ScalingLab`` (``app.learn.model.lab``); ``wait(done, timeout_s)``: how to let their runs go on until
+    ``done()`` (default: pump their ``ThreadRunner`` s)."""
 
     def __init__(self, lesson: Lesson, model: PlaygroundModel, apply: Apply | None = None,
                  store: ProgressStore | None = None, training: TrainingSession | None = None,
@@ -294,22 +295,10 @@ class LessonRun:
     # ------------------------------------------------------------------ predict steps
     def expected(self) -> Any:
         """The right answer of the current predict step, computed from the model now."""
-        ask = self.step["ask"]
-        value = self.evaluator().value(ask["answer"])
-        if ask["type"] == "number":
-            return float(value) if not isinstance(value, Labeled) else _fail("the answer must be one number")
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if ask["type"] == "cell" and isinstance(value, (int, float)):
-            return self.model.key_tokens[int(value)]
-        return value
+        return predict.expected(self.step["ask"], self.evaluator(), self.model)
 
     def expected_text(self) -> str:
-        ask = self.step["ask"]
-        value = self.expected()
-        if ask["type"] == "number":
-            return "0" if value == 0 else format_value(value, f".{_decimals(ask.get('tolerance', 0.01))}f")
-        return str(value)
+        return predict.expected_text(self.step["ask"], self.expected())
 
     def answer(self, given: Any) -> Feedback:
         """Check an answer (a choice, a number, or the (row, col) cell clicked) against the live value; the
@@ -317,24 +306,8 @@ class LessonRun:
         if self.kind != "predict":
             raise ValueError("this step asks nothing")
         ask = self.step["ask"]
-        exp, exp_text = self.expected(), self.expected_text()
-        if ask["type"] == "number":
-            try:
-                g = float(given)
-            except (TypeError, ValueError):
-                raise ValueError(f"{given!r} is not a number") from None
-            correct = abs(g - exp) <= float(ask.get("tolerance", 0.01))
-            shown = format_value(g)
-        elif ask["type"] == "cell":
-            row = token_index(self.model.query_tokens, ask["row"])
-            r, c = given
-            shown = f"{self.model.query_tokens[r]} → {self.model.key_tokens[c]}"
-            correct = int(r) == row and self.model.key_tokens[int(c)] == exp
-            exp_text = f"{self.model.query_tokens[row]} → {exp}"
-        else:
-            correct, shown = str(given) == str(exp), str(given)
-            if str(exp) not in ask["choices"]:
-                raise ValueError(f"the computed answer {exp!r} is not among the choices")
+        exp = self.expected()
+        correct, shown, exp_text = predict.check(ask, given, exp, self.expected_text(), self.model)
         why = self.render(self.step.get("why", ""))
         head = (f"Right: {exp_text}." if correct else f"Not quite: you said {shown}; the answer is {exp_text}.")
         fb = Feedback(correct, given, exp_text, f"{head} {why}".strip())
@@ -346,15 +319,7 @@ class LessonRun:
 
     def sample_answer(self, right: bool) -> Any:
         """An answer that is right (or wrong) now: what ``--run`` gives."""
-        ask = self.step["ask"]
-        exp = self.expected()
-        if ask["type"] == "number":
-            return exp if right else exp + 10 * float(ask.get("tolerance", 0.01)) + 1.0
-        if ask["type"] == "cell":
-            row = token_index(self.model.query_tokens, ask["row"])
-            col = self.model.key_tokens.index(exp)
-            return (row, col) if right else (row, (col + 1) % len(self.model.key_tokens))
-        return exp if right else next(c for c in ask["choices"] if c != str(exp))
+        return predict.sample(self.step["ask"], self.expected(), self.model, right)
 
     # ------------------------------------------------------------------ internals
     def _set_state(self, st: dict[str, Any], text: str) -> None:
@@ -425,11 +390,3 @@ def direct_apply(model: PlaygroundModel) -> Apply:
             return False
         return True
     return apply
-
-
-def _fail(msg: str) -> Any:
-    raise LessonExprError(msg)
-
-
-def _decimals(tol: float) -> int:
-    return max(0, min(6, int(math.ceil(-math.log10(2 * float(tol))))))  # ±0.005 → 2 decimals, ±0.5 → none

@@ -126,8 +126,9 @@ current state)."""
 CONTEXT_FUNCTIONS = frozenset({"probe_before", "probe_after", "step_reached", "accuracy_without", "lab_slope",
                                "lab_seconds", "lab_doubling"})
 """Functions the lesson context adds: the causality probe on the current state (``app.learn.model.context``),
-over the Training tab's run ``step_reached(x)`` and ``accuracy_without(layer, head)`` (``lesson_training``), over
-the Lab's measurement ``lab_slope(impl)``, ``lab_seconds(impl)``, ``lab_doubling(impl)`` (``lesson_lab``)."""
+over the Training tab's run ``step_reached(x)`` and ``accuracy_without(layer, head)`` (``app.learn.model.training``),
+over the Lab's measurement ``lab_slope(impl)``, ``lab_seconds(impl)``, ``lab_doubling(impl)``
+(``app.learn.model.lab``)."""
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,

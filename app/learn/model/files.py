@@ -1,5 +1,5 @@
-"""Lesson files: loading (``app.learn.model.schema`` validates), the bundled lessons, ``app.learn.model.walk.check_file`` (the schema
-then a dry run), and where a learner's progress is kept. Qt-free."""
+"""Lesson files: loading (``app.learn.model.schema`` validates), the bundled lessons, and where a learner's progress
+is kept. Qt-free. (Checking a file — the schema, then a dry run — is ``app.learn.model.walk.check_file``.)"""
 
 from __future__ import annotations
 

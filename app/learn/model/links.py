@@ -1,5 +1,6 @@
-"""What a lesson reaches beyond the playground: the window's ``TrainingSession`` (``lesson_training``) and its Lab
-(``lesson_lab``). ``Links`` gives the lesson engine one place for their expression names, their do-step goals
+"""What a lesson reaches beyond the playground: the window's ``TrainingSession`` (``app.learn.model.training``) and its
+Lab
+(``app.learn.model.lab``). ``Links`` gives the lesson engine one place for their expression names, their do-step goals
 (detected from their events, performed by "show me") and waiting for their background runs. Qt-free."""
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from app.common.runner import ThreadRunner
 from app.learn.model.expr import Labeled, LessonExprError
-from app.training.model.runner import ThreadRunner
 
 if TYPE_CHECKING:
     from app.training.model.session import TrainingSession

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from app.common.runner import ThreadRunner
 from app.learn.model.engine import LessonRun
 from app.learn.model.expr import LessonExprError
 from app.learn.model.files import Lesson, load_lesson
@@ -16,7 +17,6 @@ from app.learn.model.links import RUN_GOALS
 from app.learn.model.schema import LessonFileError, Problem
 from app.learn.model.training import uses_training
 from app.playground.model.playground import PlaygroundModel
-from app.training.model.runner import ThreadRunner
 
 
 def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:

@@ -31,6 +31,8 @@ def _inputs_edited(model: PlaygroundModel) -> bool:
     if not model.preset_edited:
         return False
     now, ref = story_key(model.state), model._preset_key
+    if not isinstance(ref, tuple):
+        return True
     return now[:5] + now[7:] != ref[:5] + ref[7:]
 
 

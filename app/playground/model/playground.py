@@ -1,7 +1,8 @@
 """The Playground tab's model: everything it shows or edits, and everything derived from it. Qt-free, evented.
 
-One way for data to flow: a user action becomes an undo command (app/playground/qt/commands.py), the command calls a method
-here, the method validates (``ValueError`` with a readable message, nothing changed) and changes the state, then
+One way for data to flow: a user action becomes an undo command (app/playground/qt/commands.py), the command
+calls a method here, the method validates (``ValueError`` with a readable message, nothing changed) and changes the
+state, then
 ``_commit`` recomputes every derived value — the attention steps, the multi-head split, the story line, the
 captions, the status line, the explanation of the pinned or hovered cell — and emits one event per thing that
 changed, then ``changed`` with all their names. Views subscribe to the events of what they show and never
@@ -27,20 +28,12 @@ from psygnal import Signal, SignalGroup
 
 from app.playground.model import texts as text
 from app.playground.model.colour_range import StepColours, step_colours
-from app.playground.model.explain import (
-    MULTIHEAD_VIEWS,
-    Explanation,
-    explain,
-    explain_multihead,
-    with_projection_sources,
-)
+from app.playground.model.explain import Explanation, explain, explain_multihead, with_projection_sources
+from app.playground.model.shown import STEP_VIEWS, cell_exists, compute, compute_shown
 from app.playground.model.state import MASK_MODES, MODES, PlaygroundState, Result
-from attention_core import STEP_NAMES, AttentionSteps
+from attention_core import AttentionSteps
 from attention_core.presets import Preset, get_preset
 
-DISPLAY_LIMIT = 1e150
-"""The largest magnitude a shown number may have: a colour range of ±1e308 overflows (found by the monkey test)."""
-STEP_VIEWS = STEP_NAMES  # the five step maps, by the AttentionSteps field each shows
 INPUT_FIELDS = frozenset({"mode", "tokens", "dims", "matrices", "scale", "mask", "heads", "device", "preset"})
 Highlights = dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]]
 Cell = tuple[str, int, int]
@@ -99,7 +92,7 @@ class PlaygroundModel:
         self._preset_key: object = None
         self._preset_keys: dict[str, object] = {}
         self._pending: Result | None = None
-        self._computation = self._compute()
+        self._computation = compute(self.state)
         if preset:
             self.load_preset(preset)
         else:
@@ -289,7 +282,7 @@ class PlaygroundModel:
 
     def pin(self, view: str, row: int, col: int) -> None:
         """Pin a cell of a step (scores|scaled|masked|weights|output) or of the multi-head view's maps."""
-        if not self._cell_exists(view, row, col):
+        if not cell_exists(self._computation, view, row, col):
             raise ValueError(f"{view} has no cell ({row}, {col})")
         self.pinned = (view, int(row), int(col))
         self._commit({"pinned"})
@@ -307,7 +300,9 @@ class PlaygroundModel:
 
     def hover(self, view: str | None, row: int = -1, col: int = -1) -> None:
         """The cell under the mouse (``None`` or a negative row: none); the explanation follows it."""
-        cell = None if view is None or row < 0 or not self._cell_exists(view, row, col) else (view, row, col)
+        cell: Cell | None = None
+        if view is not None and row >= 0 and cell_exists(self._computation, view, row, col):
+            cell = (view, row, col)
         if cell != self.hovered:
             self.hovered = cell
             self._commit({"hovered"})
@@ -329,30 +324,6 @@ class PlaygroundModel:
                 self.state = before
             raise
 
-    def _compute_checked(self) -> Result:
-        """The result of the current state; ValueError when it cannot be shown (overflow, a failing device)."""
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                result = self._compute()
-        except RuntimeError as exc:  # torch on a GPU: out of memory, a driver error …
-            if self.state.device == "cpu":
-                raise ValueError(f"computing failed ({exc}); the previous state is kept") from None
-            # nothing is lost: say so and go on computing on the CPU
-            reason = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
-            self.device_note = f"{self.state.device} failed ({reason}); computing on the CPU instead"
-            self.state.device = "cpu"
-            self._device_changed = True
-            with np.errstate(over="ignore", invalid="ignore"):
-                result = self._compute()
-        s = result.steps
-        parts = [result.q, result.k, result.v, s.scores, s.scaled, s.weights, s.output]
-        if result.heads is not None:
-            parts += [result.heads.heads.scaled, result.heads.concat, result.heads.output]
-        if not all(np.isfinite(p).all() and np.abs(p).max(initial=0.0) <= DISPLAY_LIMIT for p in parts):
-            raise ValueError(f"these numbers are too large: a result would pass ±{DISPLAY_LIMIT:.0e} (or overflow to "
-                             "infinity), which no map can show; the previous value is kept")
-        return result
-
     def _remember_preset(self, preset: Preset | None) -> None:
         self._preset = preset
         if preset is None:
@@ -364,32 +335,13 @@ class PlaygroundModel:
             self._preset_keys[preset.name] = text.story_key(fresh)
         self._preset_key = self._preset_keys[preset.name]
 
-    def _compute(self) -> Result:
-        result = self.state.compute()
-        return self.state.compute_heads(result) if self.state.num_heads > 1 else result
-
-    def _cell_exists(self, view: str, row: int, col: int) -> bool:
-        c = self._computation
-        if row < 0 or col < 0:
-            return False
-        if view in STEP_VIEWS:
-            arr = getattr(c.steps, view)
-            return row < arr.shape[0] and col < arr.shape[1]
-        mh = c.heads
-        if mh is None:
-            return False
-        if view.startswith("head:"):
-            try:
-                h = int(view.split(":", 1)[1])
-            except ValueError:
-                return False
-            return 0 <= h < mh.num_heads and row < mh.heads.weights.shape[1] and col < mh.heads.weights.shape[2]
-        shapes = {"split:Q": c.q.shape, "split:K": c.k.shape, "split:V": c.v.shape, "concat": mh.concat.shape,
-                  "w_o": mh.w_o.shape, "mh_output": mh.output.shape}
-        if view not in MULTIHEAD_VIEWS:
-            return False
-        rows, cols = shapes[view][:2]
-        return row < rows and col < cols
+    def _compute_checked(self) -> Result:
+        """The result of the current state (``compute_shown``); ValueError when it cannot be shown. A failing GPU
+        falls back to the CPU and says so in ``device_note``."""
+        result, note = compute_shown(self.state)
+        if note:
+            self.device_note, self._device_changed = note, True
+        return result
 
     def _explain(self, cell: Cell | None) -> Explanation:
         if cell is None:
@@ -423,7 +375,7 @@ class PlaygroundModel:
             fields.add("device")
         for attr in ("pinned", "hovered"):
             cell = getattr(self, attr)
-            if cell is not None and not self._cell_exists(*cell):
+            if cell is not None and not cell_exists(self._computation, *cell):
                 setattr(self, attr, None)  # a cell that no longer exists cannot stay pinned
                 fields.add(attr)
         story = text.story_text(self.state, self._computation, self._preset, self._preset_key)

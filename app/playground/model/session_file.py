@@ -51,6 +51,8 @@ def load_session(path: str | Path) -> dict[str, Any]:
     if version > VERSION:
         raise SessionError(f"{path.name}: written by a newer version of the app (session version {version})")
     raw_state = data.get("state")
+    if not isinstance(raw_state, dict):
+        raise SessionError(f"{path.name}: session state must be an object")
     try:
         snapshot = PlaygroundState.from_snapshot(raw_state).snapshot()
         PlaygroundModel(preset=None).restore(snapshot)  # its numbers must be showable too (no overflow)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from app.playground.model.preset_setting import apply_preset_setting
 from attention_core import AttentionSteps, attention_steps, causal_mask, default_scale
 from attention_core.heads import MultiHeadSteps, multi_head_steps
 from attention_core.presets import Preset
@@ -278,6 +279,7 @@ class PlaygroundState:
         self.padding_keep = [True] * self.dims["Lk"]
         self.custom_mask = np.ones((self.dims["Lq"], self.dims["Lk"]), dtype=bool)
         self._fill_missing()
+        apply_preset_setting(self, preset)
 
     # ------------------------------------------------------------------ derived values
     def projected(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

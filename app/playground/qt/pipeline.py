@@ -51,7 +51,7 @@ def best_columns(width: int, height: int, shape: tuple[int, int] = (1, 1), extra
 
 def numbers_fit(hm: HeatmapWidget) -> bool:
     """Whether ``hm``'s cells are big enough for its numbers, by the rule its overlay paints them with
-    (``heatmap_cells.fit_number_font``)."""
+    (``app.widgets.heatmap.cells.fit_number_font``)."""
     vals = hm.values()
     if vals.size == 0:
         return True

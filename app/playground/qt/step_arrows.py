@@ -4,7 +4,7 @@ Each step's box carries, above its map, the arrow that makes it: "① ─ × 0.5
 they enter ① and V where it enters ⑤, and ③ saying "no mask: same as ②" or how many cells the mask blocks. The
 arrow belongs to its map rather than to the gaps of a grid, so it stays right however ``PipelineView`` places its
 maps (one row, a 3 + 2 grid, a column). The words come from the model (``PlaygroundModel.flow``, built from
-``playground_text.STEP_OPERATIONS``, which the exported pipeline figure uses too); this only shows them.
+``app.playground.model.texts.STEP_OPERATIONS``, which the exported pipeline figure uses too); this only shows them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the Training tab computes on a recorded step's model (try it, ablation), always on a copy rebuilt from that
 step's parameters, never on the model that is training. Plain data and functions: no Qt; torch only inside the
-functions that run a model. (The texts about them live in ``training_status``.)"""
+functions that run a model. (The texts about them live in ``status``.)"""
 
 from __future__ import annotations
 

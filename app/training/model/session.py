@@ -6,13 +6,13 @@ changes the state, recomputes what derives from it (status, ablation and try-it 
 then emits one event per changed thing on ``session.events`` (psygnal). Try it and Ablate always act on a model
 rebuilt from the *shown* step's parameters, never on the model that is training, and say which step they used.
 
-Training runs through an injected ``Runner`` (``training_runner``): ``drive`` loops the core's
+Training runs through an injected ``Runner`` (``runner``): ``drive`` loops the core's
 ``ReversalTrainer.reports(TrainingControl)`` on another thread and the runner delivers each step back on the
 session's thread. Constructing a session is cheap and does not import torch.
 
-The commands live here; the state, what derives from it and how changes are announced live in
-``training_session_base`` (``TrainingSessionBase``), the status and ETA texts in ``training_status``, and the
-trainer factories in ``training_tools`` / ``training_files``.
+The run's commands live here; the timeline, probe, Try it and ablation in ``recorded``; the state, what derives from it
+and how changes are announced in ``session_base`` (``TrainingSessionBase``), the status and ETA texts in ``status``,
+and the trainer factories in ``tools`` / ``files``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.training.model.results import TryIt, ablation_at, run_try_it
+from app.training.model.recorded import TRY_INTERVAL_S, RecordedSteps
+from app.training.model.results import ablation_at
 from app.training.model.runner import DeviceFallback, Factory, Ready, Stepped, ThreadRunner, drive
-from app.training.model.session_base import TrainingEvents, TrainingSessionBase
-from app.training.model.tools import SPEEDS, extend_run, fresh_factory, parse_tokens, reprobed
+from app.training.model.session_base import TrainingEvents
+from app.training.model.tools import SPEEDS, extend_run, fresh_factory
 
 if TYPE_CHECKING:
     from attention_core.train_config import TrainConfig
@@ -33,16 +34,16 @@ if TYPE_CHECKING:
 __all__ = ["GOAL", "RUN_STATES", "TRY_INTERVAL_S", "TrainingEvents", "TrainingSession"]
 
 GOAL = 0.99
-TRY_INTERVAL_S = 0.5
 RUN_STATES = ("empty", "building", "running", "paused", "finished", "stopped", "loaded", "error")
 
 
-class TrainingSession(TrainingSessionBase):
+class TrainingSession(RecordedSteps):
     """Set up, run, replay, probe, try and ablate the tiny transformer of any task (``config.task``: reversal,
     copy, sort, induction; see the module docstring).
 
     ``TrainingSession(config=None, runner=None)``: the state and what derives from it are ``TrainingSessionBase``'s
-    (``training_session_base``); the commands are here."""
+    (``session_base``), the commands on recorded steps (timeline, probe, Try it, ablation) ``RecordedSteps``'
+    (``recorded``); running, files and the run's callbacks are here."""
 
     # ================================================================== settings
     def set_config(self, config: TrainConfig | None, error: str = "") -> None:
@@ -216,109 +217,6 @@ class TrainingSession(TrainingSessionBase):
         if isinstance(runner, ThreadRunner):
             runner.pump()
         return True
-
-    # ================================================================== timeline
-    def seek(self, index: int) -> None:
-        """Show recorded snapshot ``index`` (0 = the untrained model); stops following the live run."""
-        self.cursor.set_length(len(self.history))
-        self.cursor.seek(index)
-        self._shown_changed()
-
-    def go_live(self) -> None:
-        """Follow the newest step."""
-        self.cursor.go_live()
-        self.cursor.set_length(len(self.history))
-        self._shown_changed()
-
-    def replay(self) -> None:
-        """Play the recorded steps from the shown one at the chosen speed (``tick`` advances it); every head is
-        switched back on first (a replay shows the run as it was)."""
-        self._clear_ablation()
-        self.cursor.set_length(len(self.history))
-        self.cursor.play(time.perf_counter(), self.history)
-        self._shown_changed()
-
-    def tick(self, now: float | None = None) -> None:
-        """Advance a replay to ``now``; refresh Try it for the live step at most twice a second while training."""
-        now = time.perf_counter() if now is None else now
-        before = (self.cursor.index, self.cursor.playing)
-        self.cursor.set_length(len(self.history))
-        self.cursor.tick(now, self.history)
-        if (self.cursor.index, self.cursor.playing) != before:
-            self._shown_changed()
-        t = self.try_it
-        if (self.is_running and t is not None and t.result is not None and t.step != self.shown_step
-                and now - self._try_at >= TRY_INTERVAL_S):
-            self._try_at = now
-            self._refresh_try_it()
-            self._changed("try_it")
-
-    # ================================================================== probe, try it, ablation
-    def set_probe(self, text: str) -> bool:
-        """Use these L tokens as the probe (the grid's maps); a refused text sets ``probe_error``."""
-        cfg = self.model_config
-        if cfg is None:
-            return False
-        if self.run_state == "building":  # the model being built may have another shape than ``cfg``: a probe
-            # handed to it that does not fit would end its run with an error
-            self.probe_error = "The model is still being built: set the probe once it is shown."
-            self._changed("probe")
-            return False
-        try:
-            tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size, cfg.task)
-        except ValueError as exc:
-            self.probe_error = str(exc)
-            self._changed("probe")
-            return False
-        self.probe, self.probe_error = tuple(tokens), ""
-        trainer = self.trainer
-        if trainer is not None:
-            if self._control is not None and self.is_alive:
-                self._control.submit(lambda t: t.set_probe(tokens))
-            else:
-                trainer.set_probe(tokens)
-            latest = self.history.latest
-            if latest is not None and latest.params is not None and not self.is_running:
-                self.history.replace_latest(reprobed(trainer.config, tokens, latest))
-        self._changed("probe", "history", "shown")
-        return True
-
-    def try_sequence(self, text: str) -> TryIt:
-        """The model's greedy answer (its task's) to the typed tokens at the shown step; a refused text is an error
-        result."""
-        cfg, snap = self.model_config, self.shown_snapshot
-        if cfg is None or snap is None or self.trainer is None:
-            self.try_it = TryIt(text, error="No model yet: press Start (or Step, or Load a model) first.")
-        else:
-            try:
-                tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size, cfg.task)
-            except ValueError as exc:
-                self.try_it = TryIt(text, error=str(exc))
-            else:
-                self.try_it = run_try_it(text, tokens, cfg, snap, self.ablated)
-        self._changed("try_it")
-        return self.try_it
-
-    def toggle_head(self, layer: int, head: int) -> bool:
-        """Switch one head off (or back on) in the shown step's model and measure the effect."""
-        if self.is_running:
-            self._note("To switch heads off, pause or stop training first.", error=True)
-            return False
-        if self.shown_snapshot is None or self.model_config is None:
-            self._note("No model yet: Start, Step or Load first.", error=True)
-            return False
-        off = set(self.ablated) ^ {(layer, head)}
-        self.ablated = tuple(sorted(off))
-        self._recompute_ablation()
-        self._refresh_try_it()
-        self._changed("ablation", "try_it")
-        return True
-
-    def restore_heads(self) -> None:
-        """Switch every head back on."""
-        self._clear_ablation()
-        self._refresh_try_it()
-        self._changed("ablation", "try_it")
 
     # ================================================================== files
     def save(self, path: str | Path) -> Path:

@@ -1,7 +1,7 @@
 """The read side of ``TrainingSession``: the state it holds, what derives from that state, and how a change is
 announced on ``events``.
 
-``TrainingSession`` (``training_session``) adds the commands (run control, timeline, probe, try it, ablation,
+``TrainingSession`` (``session``) adds the commands (run control, timeline, probe, try it, ablation,
 files) and the run's callbacks. The split keeps each half readable on its own: here, what a session *is* and the
 one path by which every change reaches the views (``_changed``: emit one signal per changed thing, then the
 status line); there, what a session *does*. No Qt; constructing a session does not import torch.
@@ -50,7 +50,7 @@ class TrainingSessionBase:
         self.runner: Runner = runner or ThreadRunner()
         self.keep_params = True
         """Record each step's parameters (Try it and Ablate at a past step rebuild the model from them); an
-        experiment's runs do not (``training_runner.drive``)."""
+        experiment's runs do not (``runner.drive``)."""
         self.history = TrainingHistory()
         self.cursor = PlaybackCursor()
         self.cursor.speed = SPEEDS[DEFAULT_SPEED_INDEX][1]

@@ -134,7 +134,7 @@ class TrainingExports:
                                   context=self.context_line(), colorbar_label="weight")
 
     def export_plots(self, path: str | Path) -> str:
-        """The loss and accuracy curves with the shown step marked, titled (``training_plots.write_plots``)."""
+        """The loss and accuracy curves with the shown step marked, titled (``plots.write_plots``)."""
         from app.training.qt.plots import write_plots
 
         s = self.session
@@ -151,7 +151,7 @@ class TrainingExports:
 
     def export_timeline(self, path: str | Path) -> Path | None:
         """The recorded history as a GIF or MP4, one frame per step, with a progress dialog and Cancel (see
-        ``timeline_export``). None when cancelled (then no file was written)."""
+        ``film_export``). None when cancelled (then no file was written)."""
         from app.training.qt.film_export import TimelineExport
 
         s = self.session

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QVBoxLayout, QWidg
 from app.training.model.history import TASK_SCORE_NAMES
 from app.training.model.session import TrainingSession
 from app.widgets.frame import FRAME_MS, FrameCoalescer
-from app.widgets.head_grid import HeadGrid
+from app.widgets.grid.head_grid import HeadGrid
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, span
 from attention_core.vocab import token_labels
 

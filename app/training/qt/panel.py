@@ -3,7 +3,8 @@
 Left: set-up form, run controls, probe, files. Centre: the layer × head grid at the shown step and the timeline.
 Right: loss/accuracy curves over tabs for Try it, Ablate and Compare. Every view subscribes to the session's
 events and draws what the session holds; nothing here computes a number or pushes one into a widget. Training
-runs on the window's ``QtRunner`` (superqt worker, ``app/widgets/workers.py``), the torch warm-up on ``run_in_background``.
+runs on the window's ``QtRunner`` (superqt worker, ``app/widgets/workers.py``), the torch warm-up on
+``run_in_background``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from app.training.qt.run import RunControls
 from app.training.qt.setup import TrainingSetupForm
 from app.training.qt.timeline import Timeline
 from app.training.qt.tryit import TryItView
-from app.widgets.head_grid import HeadGrid
+from app.widgets.grid.head_grid import HeadGrid
 from app.widgets.settings import Settings, data_dir
 from app.widgets.side_panel import SideScroll
 from app.widgets.workers import run_in_background
@@ -76,7 +77,7 @@ class TrainingPanel(QWidget):
         self.session = session
         root = QHBoxLayout(self)
         root.setContentsMargins(4, 4, 4, 4)
-        # left | (centre | right), adapting to the window and remembered (``views/training_layout.py``)
+        # left | (centre | right), adapting to the window and remembered (``layout.py``)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         root.addWidget(self.splitter)
         self.main_splitter = QSplitter(Qt.Orientation.Horizontal)

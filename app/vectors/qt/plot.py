@@ -1,5 +1,5 @@
 """The Vector view's picture: queries and keys as arrows from the origin in a pyqtgraph plot, drawn from a
-``VectorSpace`` (app/vectors/model.py) and nothing else. The window's view (``vector_view.VectorView``) and
+``VectorSpace`` (app/vectors/model.py) and nothing else. The window's view (``app.vectors.qt.view.VectorView``) and
 its export both draw through ``VectorPlot.draw``; the interaction lives in the view.
 
 Arrow heads are ``pg.ArrowItem`` in pixel mode (the same size at any zoom); the aspect ratio is locked, so an

@@ -1,9 +1,9 @@
 """A heatmap's way out to a file: the right-click menu, the file dialog, the suggested file name, and the image.
 
 ``HeatmapWidget.export`` (a heatmap's own export) and ``app.widgets.file_export.export_heatmap`` (scripts,
-the CLI) both end in ``app.widgets.heatmap.file.write_heatmap_image``, so what you export from the menu is what a script exports: a title that
-says what the map is and in which setting (``app.common.titles.ExportContext``), no "①" step numbers (they mean
-something only next to the other steps), a labelled colour bar.
+the CLI) both end in ``app.widgets.heatmap.file.write_heatmap_image``, so what you export from the menu is what a script
+exports: a title that says what the map is and in which setting (``app.common.titles.ExportContext``), no "①" step
+numbers (they mean something only next to the other steps), a labelled colour bar.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ class ExportableMap(Protocol):
 
 
 def heatmap_export_button(hm: Any) -> CornerButton:
-    """The Export button of one map (an ``ExportableMap`` widget): PNG, SVG, PDF or CSV through the map's own ``export`` (which adds the
-    context its ``export_extras`` provides)."""
+    """The Export button of one map (an ``ExportableMap`` widget): PNG, SVG, PDF or CSV through the map's own
+    ``export`` (which adds the context its ``export_extras`` provides)."""
 
     def choose(fmt: str) -> None:
         export_with_dialog(hm, fmt, suggested_filename(hm.title(), fmt), hm.export, hm.export_dir)

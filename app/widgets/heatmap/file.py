@@ -40,7 +40,8 @@ def write_heatmap_image(target: Path, values: np.ndarray, row_labels: Sequence[s
                         col_title: str = "", col_groups: int = 1, context: ExportContext | str | None = None,
                         colorbar_label: str | None = None, levels: tuple[float, float] | None = None,
                         widget_class: Callable[..., Any]) -> str:
-    """Render one heatmap to PNG, SVG or PDF: a fresh ``widget_class`` (``HeatmapWidget``) at export size (light theme, every label),
+    """Render one heatmap to PNG, SVG or PDF: a fresh ``widget_class`` (``HeatmapWidget``) at export size (light theme,
+    every label),
     its title on two lines (what the map is, then ``context``), its colour bar labelled, wide enough for the
     title. Returns the plain one-line title, which is also written into the file."""
 

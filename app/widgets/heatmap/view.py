@@ -2,22 +2,21 @@
 
 Used for every step of the pipeline, the multi-head view and the training panel's head grid, and (through
 ``write_heatmap_file``, which ``app.widgets.file_export`` calls) for exported files, so what you export is what you saw.
-The widget lays things out and handles the mouse and keys; its parts live beside it: ``heatmap_cells`` (the
-numbers, hatching and highlights painted over the cells), ``heatmap_style`` (colour maps, levels, theme),
-``heatmap_axes`` (labels and row sums), ``heatmap_export`` (menu and dialog); files are written by
+The widget lays things out and handles the mouse and keys; its parts live beside it: ``cells`` (the
+numbers, hatching and highlights painted over the cells), ``style`` (colour maps, levels, theme),
+``axes`` (labels and row sums), ``pointer`` (the mouse and keys), ``export`` (menu and dialog); files are written by
 ``app.widgets.rendering``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QVBoxLayout, QWidget
 
@@ -25,6 +24,7 @@ from app.widgets.heatmap import file as heatmap_file
 from app.widgets.heatmap.axes import MAX_LABEL_CHARS, MIN_TICK_PT, elide, update_row_sums, update_ticks
 from app.widgets.heatmap.cells import MINUS, CellOverlay, format_value
 from app.widgets.heatmap.export import ask_export_path, export_menu, heatmap_export_button, suggested_filename
+from app.widgets.heatmap.pointer import PointerAndKeys
 from app.widgets.heatmap.style import (
     AXES,
     KINDS,
@@ -40,7 +40,7 @@ __all__ = ["HeatmapWidget", "write_heatmap_file", "colormap", "levels_for", "for
            "MINUS", "MAX_LABEL_CHARS", "MIN_TICK_PT", "CellOverlay"]
 
 
-class HeatmapWidget(QWidget):
+class HeatmapWidget(PointerAndKeys, QWidget):
     """A matrix as a labelled heatmap. ``values()`` returns exactly the array shown (tests compare it).
 
     Signals: ``cellHovered(row, col)`` ((-1, -1) when the pointer leaves the cells) and ``cellClicked(row,
@@ -335,68 +335,6 @@ class HeatmapWidget(QWidget):
         self.refresh_labels()
         self._draw_title()
 
-    # ---------------------------------------------------------------- mouse and keys
-    def cell_at_scene(self, scene_pos: QPointF) -> tuple[int, int]:
-        """(row, col) under a scene position, or (-1, -1) outside the cells."""
-        vb = self.plot.getViewBox()
-        if not vb.sceneBoundingRect().contains(scene_pos):
-            return -1, -1
-        p = vb.mapSceneToView(scene_pos)
-        rows, cols = self._values.shape
-        i, j = math.floor(p.y()), math.floor(p.x())
-        if 0 <= i < rows and 0 <= j < cols:
-            return i, j
-        return -1, -1
-
-    def cell_center_scene(self, row: int, col: int) -> QPointF:
-        """Scene position of a cell's centre (tests use it to simulate the mouse)."""
-        return self.plot.getViewBox().mapViewToScene(QPointF(col + 0.5, row + 0.5))
-
-    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
-        cell = self.cell_at_scene(scene_pos)
-        if cell != self._hover:
-            self._hover = cell
-            self.cellHovered.emit(*cell)
-
-    def _on_mouse_clicked(self, event: Any) -> None:
-        if event.button() != Qt.MouseButton.LeftButton:
-            return
-        if event.double():
-            self.doubleClicked.emit()
-            return
-        cell = self.cell_at_scene(event.scenePos())
-        if cell != (-1, -1):
-            self._current = cell
-            self.setFocus(Qt.FocusReason.MouseFocusReason)
-            self.cellClicked.emit(*cell)
-
-    def leaveEvent(self, event: Any) -> None:  # noqa: N802
-        super().leaveEvent(event)
-        if self._hover != (-1, -1):
-            self._hover = (-1, -1)
-            self.cellHovered.emit(-1, -1)
-
-    def keyPressEvent(self, event: Any) -> None:  # noqa: N802
-        rows, cols = self._values.shape
-        if rows == 0 or cols == 0:
-            return super().keyPressEvent(event)
-        moves = {Qt.Key.Key_Left: (0, -1), Qt.Key.Key_Right: (0, 1), Qt.Key.Key_Up: (-1, 0),
-                 Qt.Key.Key_Down: (1, 0)}
-        key = event.key()
-        if key in moves or key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            i, j = self._current if self._current is not None else (0, 0)
-            if key in moves:
-                di, dj = moves[key]
-                if self._current is not None:
-                    i, j = min(max(i + di, 0), rows - 1), min(max(j + dj, 0), cols - 1)
-            self._current = (i, j)
-            self.cellClicked.emit(i, j)
-            return
-        if key == Qt.Key.Key_Menu:
-            self._show_context_menu(self.graphics.rect().center())
-            return
-        super().keyPressEvent(event)
-
     # ---------------------------------------------------------------- export
     def context_menu(self) -> QMenu:
         """The right-click menu (built on demand; tests trigger its actions)."""
@@ -418,7 +356,8 @@ class HeatmapWidget(QWidget):
         return path
 
     def export(self, path: str | Path) -> None:
-        """Write this heatmap's data as PNG, SVG, PDF or CSV (by suffix), as ``app.widgets.file_export.export_heatmap`` does,
+        """Write this heatmap's data as PNG, SVG, PDF or CSV (by suffix), as ``app.widgets.file_export.export_heatmap``
+        does,
         titled with the context ``export_extras`` gives."""
         extras = dict(self.export_extras()) if self.export_extras is not None else {}
         write_heatmap_file(path, self._values, self._row_labels, self._col_labels,

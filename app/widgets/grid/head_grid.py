@@ -22,7 +22,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.widgets.head_grid_overlay import MapOverlay
+from app.widgets.grid.overlay import MapOverlay
 from app.widgets.heatmap.style import let_title_overflow
 from app.widgets.heatmap.view import colormap
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, span, style_label, style_plot, style_view
@@ -133,8 +133,12 @@ class HeadGrid(QWidget):
     headClicked = Signal(int, int)
     cellHovered = Signal(int, int, int, int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, details: bool = True, first_index: int = 1) -> None:
+        """``details``: the numbers and sparkline under each map (a training run's); without them, maps only (a
+        real model's 144 heads). ``first_index``: how titles count layers and heads (1 for the app's own runs, 0
+        for real models, as the interpretability literature does)."""
         super().__init__(parent)
+        self.details, self.first_index = details, first_index
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.graphics = pg.GraphicsLayoutWidget()
@@ -185,14 +189,16 @@ class HeadGrid(QWidget):
         self._placeholder = None
         gl = self.graphics.ci
         gl.setSpacing(2)
+        rows = 3 if self.details else 1  # grid rows per layer: map, numbers, sparkline (or the map alone)
         for li in range(layers):
             for h in range(heads):
                 c = _Cell(li, h, self._colors)
                 self._cells[(li, h)] = c
-                gl.addItem(c.plot, row=3 * li, col=h)
-                gl.addItem(c.stats, row=3 * li + 1, col=h)
-                gl.addItem(c.spark, row=3 * li + 2, col=h)
-        for li in range(layers):
+                gl.addItem(c.plot, row=rows * li, col=h)
+                if self.details:
+                    gl.addItem(c.stats, row=3 * li + 1, col=h)
+                    gl.addItem(c.spark, row=3 * li + 2, col=h)
+        for li in range(layers if self.details else 0):
             gl.layout.setRowStretchFactor(3 * li, 10)
             gl.layout.setRowStretchFactor(3 * li + 1, 0)
             gl.layout.setRowStretchFactor(3 * li + 2, 1)
@@ -200,7 +206,7 @@ class HeadGrid(QWidget):
                                         width=12, colorMapMenu=False, label="attention weight")
         self.colorbar.setImageItem([c.image for c in self._cells.values()])
         style_plot(self.colorbar, self._colors)
-        gl.addItem(self.colorbar, row=0, col=heads, rowspan=3 * layers)
+        gl.addItem(self.colorbar, row=0, col=heads, rowspan=rows * layers)
         self._shape = (layers, heads)
         self._short_titles = self._titles_must_shorten()
         self._retitle()
@@ -212,7 +218,8 @@ class HeadGrid(QWidget):
 
     def _title(self, layer: int, head: int, off: bool = False) -> str:
         # same length when off: a longer title widens the column
-        text = f"L{layer + 1} · H{head + 1}" if self._short_titles else f"layer {layer + 1} · head {head + 1}"
+        li, h = layer + self.first_index, head + self.first_index
+        text = f"L{li} · H{h}" if self._short_titles else f"layer {li} · head {h}"
         return span(text, self._colors.bad) if off else text
 
     def _titles_must_shorten(self) -> bool:

@@ -1,0 +1,233 @@
+"""``attention-playground inspect``: a real model's attention from the command line (``attention_core.pretrained``).
+
+- ``inspect --model DIR --text TEXT [--layer L] [--head H] [--dtype float32|bfloat16] [--truncate] --out FILE``:
+  FILE.json (ids, tokens, info, the top next tokens, ``attentions`` [layers][heads][T][T], or [heads][T][T] with
+  ``--layer``, or [T][T] with both), FILE.csv (one row per attended pair: ``layer,head,query_pos,key_pos,query_token,
+  key_token,weight``; pairs the mask blocks are left out, so a causal model has key_pos <= query_pos), FILE.png,
+  FILE.svg or FILE.pdf (``app.inspect.qt.figure.write_inspect_figure``, drawn offscreen with Qt; where it cannot be
+  imported, exit 2 saying image output is unavailable).
+- ``inspect --model DIR --detect KIND [--seq-len N] [--seed S] --out FILE.json``: the head detector (previous-token,
+  duplicate-token, induction, first-token) on random tokens repeated twice: scores, ids, threshold, heads above it.
+- ``inspect --model DIR --ablate L.H[,L.H...] --text TEXT [--how zero|mean]``: losses with those heads off and on
+  (on the text and on the repeated random tokens' second copy), as JSON on stdout.
+
+Numbering: layers, heads and token positions count from 0 everywhere, on the command line and in the output, as the
+Model tab, ``attention_core.pretrained`` and the interpretability literature do (GPT-2's induction head "5.1" is
+``--ablate 5.1``; ``attentions[5][1]`` is its map). (The Training tab's own runs say "layer 1 head 1" for the first
+head: that tab counts from 1.) DIR is a Hugging Face folder (config.json,
+model.safetensors, tokenizer.json) or a model this app trained (then TEXT is tokens like "3 5 7 SEP").
+
+The last line on stdout is a JSON summary; bad input exits 2 with ``attention-playground inspect: reason`` on stderr
+and no traceback. json, csv, --detect and --ablate import no Qt; torch is imported only once the model exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+PROG = "attention-playground inspect"
+KINDS = ("previous-token", "duplicate-token", "induction", "first-token")
+FORMATS = (".json", ".csv", ".png", ".svg", ".pdf")
+
+
+def add_inspect_parser(sub: Any) -> None:
+    """The ``inspect`` sub-command's arguments (``sub``: the main parser's sub-parsers)."""
+    p = sub.add_parser("inspect", help="a real model's attention (GPT-2, Llama, Pythia, GPT-Neo, or a model this app "
+                                       "trained): a text's heads as JSON/CSV/PNG/SVG, head detectors, ablation")
+    p.add_argument("--model", required=True, metavar="DIR", help="model folder (config.json, model.safetensors, "
+                                                                 "tokenizer.json) or a .safetensors this app saved")
+    p.add_argument("--text", default=None, help="the text to run (this app's models: tokens like '3 5 7 SEP')")
+    p.add_argument("--layer", type=int, default=None, help="only this layer (numbered from 0)")
+    p.add_argument("--head", type=int, default=None, help="only this head of --layer (numbered from 0)")
+    p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="CPU threads while the model runs (default 1: fastest on a busy machine; 0 = torch's own)")
+    p.add_argument("--truncate", action="store_true", help="cut a text longer than the model's positions")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--detect", choices=KINDS, default=None, help="score every head for this pattern")
+    mode.add_argument("--ablate", metavar="L.H[,L.H...]", default=None,
+                      help="switch these heads off (numbered from 0, e.g. 5.1,5.5) and report the losses")
+    p.add_argument("--how", choices=("zero", "mean"), default="zero", help="--ablate: zeros or the head's mean output")
+    p.add_argument("--seq-len", type=int, default=None,
+                   help="--detect/--ablate: random tokens per copy (default 50, less where the model is smaller)")
+    p.add_argument("--seed", type=int, default=0, help="--detect/--ablate: seed of the random tokens (default 0)")
+    p.add_argument("--batch", type=int, default=4, help="--detect/--ablate: random sequences (default 4)")
+    p.add_argument("--out", default=None, metavar="FILE", help="FILE.json, FILE.csv, FILE.png, FILE.svg or "
+                                                               "FILE.pdf (--detect: FILE.json)")
+
+
+class _Refusal(Exception):
+    """Bad input: the message goes to stderr, exit 2."""
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return 2
+
+
+def parse_heads(spec: str) -> list[tuple[int, int]]:
+    """'5.1,5.5' -> [(5, 1), (5, 5)] (numbered from 0)."""
+    out = []
+    for part in spec.split(","):
+        layer, dot, head = part.strip().partition(".")
+        try:
+            pair = (int(layer), int(head))
+        except ValueError:
+            raise _Refusal(f"bad --ablate {part.strip()!r}: use LAYER.HEAD numbered from 0, e.g. 5.1") from None
+        if not dot or pair[0] < 0 or pair[1] < 0:
+            raise _Refusal(f"bad --ablate {part.strip()!r}: use LAYER.HEAD numbered from 0, e.g. 5.1")
+        out.append(pair)
+    return out
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.head is not None and args.layer is None:
+        raise _Refusal("--head needs --layer")
+    if args.detect is None and args.text is None:
+        raise _Refusal("--text is required (except with --detect)")
+    if args.detect is None and args.ablate is None:
+        if args.out is None:
+            raise _Refusal("--out FILE is required (.json, .csv, .png, .svg or .pdf)")
+        if Path(args.out).suffix.lower() not in FORMATS:
+            raise _Refusal(f"--out {args.out}: the file must end in {', '.join(FORMATS)}")
+    if args.detect is not None and (args.out is None or Path(args.out).suffix.lower() != ".json"):
+        raise _Refusal("--detect writes FILE.json: give --out FILE.json")
+    if args.threads < 0 or args.batch < 1:
+        raise _Refusal("--threads must be >= 0 and --batch >= 1")
+    if not Path(args.model).exists():  # said before torch is imported (~2 s)
+        raise _Refusal(f"{args.model}: no such file or folder")
+
+
+def _index(value: int | None, count: int, what: str) -> int | None:
+    if value is None:
+        return None
+    if not 0 <= value < count:
+        raise _Refusal(f"--{what} {value} does not exist: the model has {what}s 0 to {count - 1}")
+    return value
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    from attention_core.fileio import atomic_write
+
+    atomic_write(path, lambda fh: json.dump(data, fh), text=True)
+
+
+def _trace_json(trace: Any, layer: int | None, head: int | None) -> dict[str, Any]:
+    import numpy as np
+
+    att = trace.attentions
+    if layer is not None:
+        att = att[layer] if head is None else att[layer, head]
+    top = [[[tok, int(i), round(p, 6)] for tok, i, p in row] for row in trace.top_next(5)]
+    return {**trace.summary(), "layer": layer,
+            "head": head, "top_next": top,
+            "attentions": np.round(att.astype(np.float64), 7).tolist()}
+
+
+def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> int:
+    from attention_core.fileio import atomic_write
+
+    layers = range(trace.info.layers) if layer is None else [layer]
+    heads = range(trace.info.heads) if head is None else [head]
+    rows = 0
+
+    def write(fh: Any) -> None:
+        nonlocal rows
+        w = csv.writer(fh)
+        w.writerow(["layer", "head", "query_pos", "key_pos", "query_token", "key_token", "weight"])
+        for li in layers:
+            mask = trace.mask(li)
+            for h in heads:
+                att = trace.attentions[li, h]
+                for q in range(len(trace)):
+                    for k in range(len(trace)):
+                        if mask is None or mask[q, k]:
+                            w.writerow([li, h, q, k, trace.tokens[q], trace.tokens[k], f"{att[q, k]:.7g}"])
+                            rows += 1
+
+    atomic_write(path, write, text=True)
+    return rows
+
+
+def _figure(trace: Any, path: Path, layer: int | None, head: int | None) -> None:
+    try:
+        from app.inspect.qt.figure import write_inspect_figure
+    except ImportError as exc:
+        raise _Refusal(f"image output is unavailable ({exc}); write .json or .csv instead") from None
+    where = "" if layer is None else f" · layer {layer}" + ("" if head is None else f" · head {head}")
+    write_inspect_figure(trace, path, layer=layer, head=head, title=f"{trace.name}{where}")
+
+
+def _run_trace(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+    trace = model.trace(args.text, truncate=args.truncate)
+    layer = _index(args.layer, trace.info.layers, "layer")
+    head = _index(args.head, trace.info.heads, "head")
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    summary: dict[str, Any] = {"out": str(out), "model": trace.name, "family": trace.info.family,
+                               "tokens": len(trace), "layers": trace.info.layers, "heads": trace.info.heads,
+                               "layer": args.layer, "head": args.head, "note": trace.note}
+    if suffix == ".json":
+        _write_json(out, _trace_json(trace, layer, head))
+    elif suffix == ".csv":
+        summary["rows"] = _write_csv(out, trace, layer, head)
+    else:
+        _figure(trace, out, layer, head)
+    return summary
+
+
+def _run_detect(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from attention_core.phenomena import head_scores
+
+    scores = head_scores(model, args.detect, seq_len=args.seq_len, seed=args.seed, batch=args.batch)
+    above = [{"layer": li, "head": h, "score": round(float(scores.scores[li, h]), 6)}
+             for li, h in scores.heads_above()]
+    best = scores.best()
+    data = {"model": model.name, "kind": scores.kind, "seq_len": scores.seq_len, "seed": args.seed,
+            "batch": args.batch, "threshold": scores.threshold, "scores": scores.scores.round(6).tolist(),
+            "ids": scores.ids.tolist(), "heads_above": above,
+            "best": {"layer": best[0], "head": best[1], "score": round(float(scores.scores[best]), 6)}}
+    _write_json(Path(args.out), data)
+    return {"out": args.out, "model": model.name, "kind": scores.kind, "seq_len": scores.seq_len,
+            "best": data["best"], "heads_above": [[a["layer"], a["head"]] for a in above]}
+
+
+def _run_ablate(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from attention_core.phenomena import ablate
+
+    heads = []
+    for li, h in parse_heads(args.ablate):
+        layer, head = _index(li, model.info.layers, "layer"), _index(h, model.info.heads, "head")
+        assert layer is not None and head is not None
+        heads.append((layer, head))
+    result = ablate(model, args.text, heads, args.how, seq_len=args.seq_len, seed=args.seed, batch=args.batch)
+    data = result.to_json()
+    data["heads"] = [[li, h] for li, h in result.heads]
+    return {"model": model.name, **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in data.items()}}
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """Run the chosen mode; print its JSON summary as the last stdout line; 2 with a message for bad input."""
+    try:
+        if args.ablate is not None:
+            parse_heads(args.ablate)  # syntax first, before a model is loaded
+        _check_args(args)
+        from attention_core.pretrained import load_pretrained
+
+        model = load_pretrained(args.model, device=args.device, dtype=args.dtype, threads=args.threads or None)
+        if args.detect is not None:
+            summary = _run_detect(model, args)
+        elif args.ablate is not None:
+            summary = _run_ablate(model, args)
+        else:
+            summary = _run_trace(model, args)
+    except (_Refusal, ValueError, OSError) as exc:  # PretrainedError is a ValueError
+        return _fail(str(exc))
+    print(json.dumps(summary))
+    return 0

@@ -1,0 +1,314 @@
+"""``InspectSession``: the Model tab's evented model, without Qt. Scripts reach it as ``w.inspect.model``.
+
+It holds the models found offline (``sources``), the loaded ``PretrainedModel``, the text and its ``Trace``, the
+head picked for the large map and the position hovered. Loading and tracing run through an injected ``Runner``
+(``app.common.runner``: a superqt worker in the window, a plain thread in scripts), so the window never waits for
+them: a load can be cancelled (its result is dropped when it arrives; a new load or text supersedes the old), and
+every change emits one event per changed thing on ``session.events`` (psygnal), then ``changed``.
+
+Layers and heads are numbered from 0 here, as in ``attention_core.pretrained`` and the interpretability
+literature (GPT-2's induction head "5.1" is layer 5, head 1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from psygnal import Signal, SignalGroup
+
+from app.common.runner import Runner, ThreadRunner
+from app.inspect.model.playground_head import PlaygroundHead, playground_head
+from app.inspect.model.sources import ModelSource, discover
+
+if TYPE_CHECKING:
+    from attention_core.pretrained import PretrainedModel, Trace
+
+DTYPES = ("float32", "bfloat16")
+DEFAULT_TEXT = "When Mary and John went to the store, John gave a drink to"
+OWN_FAMILY = "attention-playground"
+"""The family ``load_pretrained`` gives the app's own trained models (their tokens are numbers, PAD and SEP)."""
+LOAD_STATES = ("empty", "loading", "ready", "error")
+
+
+class InspectEvents(SignalGroup):
+    sources = Signal()
+    load = Signal()  # load state, progress text, the model
+    text = Signal()
+    trace = Signal()
+    selected = Signal()
+    hovered = Signal()
+    status = Signal()
+    changed = Signal(object)  # frozenset of the names above
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    model: Any
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Traced:
+    trace: Any
+    text: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Failed:
+    stage: str
+    message: str
+
+
+class InspectSession:
+    """See the module docstring. ``own_folders``: where the app saves its trained models; ``recent``: folders
+    opened before (the window keeps them in its settings)."""
+
+    def __init__(self, runner: Runner | None = None, own_folders: Sequence[Path] = (),
+                 recent: Sequence[str] = ()) -> None:
+        self.events = InspectEvents()
+        self.runner: Runner = runner if runner is not None else ThreadRunner()
+        self.own_folders, self.recent = list(own_folders), list(recent)
+        self.sources: list[ModelSource] = []
+        self.model: PretrainedModel | None = None
+        self.path: Path | None = None
+        self.dtype = "float32"
+        self.load_state = "empty"
+        self.loading_text = ""
+        self.text = DEFAULT_TEXT
+        self.trace: Trace | None = None
+        self.traced_text = ""
+        self.tracing = False
+        self.selected = (0, 0)
+        self.hovered: int | None = None
+        self.error = ""
+        self.status = "No model yet: pick one from the list or open a folder."
+        self._job = 0  # the run whose results count; older runs' items are dropped
+        self._handles: list[Any] = []
+        self._top: tuple[Any, int, list[list[tuple[str, int, float]]]] | None = None
+
+    # ================================================================== reading
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(layers, heads) of the loaded model, (0, 0) without one."""
+        return (self.model.info.layers, self.model.info.heads) if self.model is not None else (0, 0)
+
+    def top_next(self, position: int | None = None, k: int = 5) -> list[tuple[str, int, float]]:
+        """The ``k`` likeliest next tokens after ``position`` (default: the hovered one, else the last)."""
+        if self.trace is None:
+            return []
+        pos = self.shown_position if position is None else position
+        if not 0 <= pos < len(self.trace):
+            return []
+        if self._top is None or self._top[0] is not self.trace or self._top[1] < k:
+            self._top = (self.trace, k, self.trace.top_next(k))  # every position at once, once per trace
+        return self._top[2][pos][:k]
+
+    @property
+    def shown_position(self) -> int:
+        """The position the next-token list is about: the hovered one, else the last token."""
+        if self.hovered is not None:
+            return self.hovered
+        return len(self.trace) - 1 if self.trace is not None else -1
+
+    def head_for_playground(self, layer: int | None = None, head: int | None = None) -> PlaygroundHead:
+        """The picked (or given) head as Playground inputs; ValueError when there is no trace or it cannot be
+        shown there."""
+        if self.trace is None:
+            raise ValueError("no trace yet: load a model and type a text first")
+        li, h = self.selected if layer is None else (int(layer), int(head if head is not None else 0))
+        return playground_head(self.trace, li, h, self.traced_text)
+
+    # ================================================================== commands
+    def refresh_sources(self) -> list[ModelSource]:
+        self.sources = discover(self.own_folders, self.recent)
+        self._changed("sources")
+        return self.sources
+
+    def set_dtype(self, dtype: str) -> None:
+        """float32 (exact, the default) or bfloat16 (half the memory); used by the next load."""
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        self.dtype = dtype
+        self._changed("load")
+
+    def load(self, path: str | Path) -> None:
+        """Load the model at ``path`` off this thread, then trace the text. A load already running is superseded."""
+        p = Path(path).expanduser()
+        self._job += 1
+        job, dtype, text = self._job, self.dtype, self.text
+        self.load_state, self.loading_text, self.error = "loading", f"Loading {p.name} ({dtype})…", ""
+        self._set_status(f"Loading {p}…")
+        self._changed("load")
+
+        def work() -> Iterator[object]:
+            from attention_core.pretrained import PretrainedError, load_pretrained
+
+            t0 = time.perf_counter()
+            try:
+                model = load_pretrained(p, dtype=dtype, threads=1)
+            except (PretrainedError, OSError) as exc:
+                yield _Failed("load", str(exc))
+                return
+            yield _Loaded(model, time.perf_counter() - t0)
+            prompt = text
+            if model.family == OWN_FAMILY and not _encodes(model, text):
+                prompt = own_example(model)  # the app's own models read numbers, not words: show them a prompt
+            yield from _trace(model, prompt)
+
+        self._start(job, work, path=p)
+
+    def cancel(self) -> None:
+        """Stop waiting for the load or trace under way: its result is dropped when it arrives."""
+        if self.load_state != "loading" and not self.tracing:
+            return
+        self._job += 1
+        was_loading = self.load_state == "loading"
+        self.tracing = False
+        if was_loading:
+            self.load_state = "ready" if self.model is not None else "empty"
+        self.loading_text = ""
+        self._set_status("Cancelled." + (" The model shown before stays." if self.model is not None else ""))
+        self._changed("load", "trace")
+
+    def set_text(self, text: str) -> None:
+        """Trace ``text`` with the loaded model (off this thread); without a model it is kept for the next load."""
+        self.text = str(text)
+        self._changed("text")
+        if self.model is None or self.load_state == "loading":
+            return
+        if not self.text.strip():
+            self.error = "Type some text to trace."
+            self._set_status(self.error)
+            self._changed()
+            return
+        self._job += 1
+        job, model, text_now = self._job, self.model, self.text
+        self.tracing, self.error = True, ""
+        self._set_status(f"Tracing {len(text_now)} characters through {model.name}…")
+        self._changed("trace")
+        self._start(job, lambda: _trace(model, text_now))
+
+    def select_head(self, layer: int, head: int) -> None:
+        layers, heads = self.shape
+        if not (0 <= layer < layers and 0 <= head < heads):
+            raise ValueError(f"no layer {layer} head {head}: the model has {layers} layers × {heads} heads "
+                             "(numbered from 0)")
+        if (layer, head) != self.selected:
+            self.selected = (int(layer), int(head))
+            self._changed("selected")
+
+    def hover(self, position: int | None) -> None:
+        """The query position under the pointer (None: none); the next-token list follows it."""
+        pos = None if position is None or self.trace is None or not 0 <= position < len(self.trace) else position
+        if pos != self.hovered:
+            self.hovered = pos
+            self._changed("hovered")
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Drop every pending result and wait for the worker threads (the window closes)."""
+        self._job += 1
+        for handle in self._handles:
+            handle.wait(timeout_s)
+        self._handles.clear()
+
+    def wait_idle(self, timeout_s: float = 120.0) -> bool:
+        """Scripts and tests: deliver results on this thread until no load or trace is under way."""
+        deadline = time.perf_counter() + timeout_s
+        while self.load_state == "loading" or self.tracing:
+            pump = getattr(self.runner, "pump", None)
+            if pump is None or time.perf_counter() > deadline:
+                return False
+            pump(0.05)
+        return True
+
+    # ================================================================== the runs
+    def _start(self, job: int, work: Any, path: Path | None = None) -> None:
+        def on_item(item: object) -> None:
+            if job == self._job:
+                self._on_item(item, path)
+
+        def on_done(reason: str) -> None:
+            if job == self._job and reason.startswith("error"):
+                self._on_item(_Failed("trace" if path is None else "load", reason.splitlines()[-1]), path)
+
+        self._handles = [h for h in self._handles if h.is_alive()]
+        self._handles.append(self.runner.start(work, on_item, on_done))
+
+    def _on_item(self, item: object, path: Path | None) -> None:
+        if isinstance(item, _Loaded):
+            self.model, self.path = item.model, path
+            self.load_state, self.loading_text, self.trace = "ready", "", None
+            self.tracing = True
+            layers, heads = self.shape
+            li, h = self.selected
+            self.selected = (min(li, layers - 1), min(h, heads - 1))
+            if path is not None:
+                self.recent = [str(path)] + [r for r in self.recent if r != str(path)][:9]
+            i = item.model.info
+            self._set_status(f"Loaded {item.model.name} in {item.seconds:.1f} s: {i.family}, {i.layers} layers × "
+                             f"{i.heads} heads, {i.parameters:,} parameters ({i.dtype}). Tracing…")
+            self._changed("load", "selected", "trace")
+        elif isinstance(item, _Traced):
+            self.trace, self.traced_text, self.tracing, self.hovered = item.trace, item.text, False, None
+            if item.text != self.text:
+                self.text = item.text
+                self._changed("text")
+            note = f" ({item.trace.note})" if item.trace.note else ""
+            self._set_status(f"{self.model.name if self.model else ''}: {len(item.trace)} tokens traced in "
+                             f"{item.seconds:.2f} s{note}. Hover a map for weights; click a head to enlarge it.")
+            self._changed("trace", "hovered")
+        elif isinstance(item, _Failed):
+            self.error, self.tracing = item.message, False
+            if item.stage == "load":
+                self.load_state = "ready" if self.model is not None else "error"
+                self.loading_text = ""
+                kept = " The model shown before stays." if self.model is not None else ""
+                self._set_status(f"Could not open it: {item.message}{kept}")
+            else:
+                self._set_status(f"Could not trace the text: {item.message}")
+            self._changed("load", "trace")
+
+    # ================================================================== events
+    def _set_status(self, text: str) -> None:
+        self.status = text
+        self.events.status.emit()
+
+    def _changed(self, *names: str) -> None:
+        for name in names:
+            getattr(self.events, name).emit()
+        self.events.changed.emit(frozenset(names))
+
+
+def _trace(model: PretrainedModel, text: str) -> Iterator[object]:
+    from attention_core.pretrained import PretrainedError
+
+    t0 = time.perf_counter()
+    try:
+        trace = model.trace(text, truncate=True)
+    except (PretrainedError, ValueError) as exc:
+        yield _Failed("trace", str(exc))
+        return
+    yield _Traced(trace, text, time.perf_counter() - t0)
+
+
+def _encodes(model: PretrainedModel, text: str) -> bool:
+    from attention_core.pretrained import PretrainedError
+
+    try:
+        return bool(model.encode(text))
+    except PretrainedError:
+        return False
+
+
+def own_example(model: PretrainedModel) -> str:
+    """A prompt an app-trained model reads: L distinct input tokens then SEP (L from its positions: a task
+    sequence is 2L + 1 long), so the next-token list shows the first token it answers."""
+    vocab, positions = model.info.vocab, model.info.max_positions
+    length = max(1, min((positions - 1) // 2, vocab - 2))
+    tokens = [2 + (5 * i + 1) % (vocab - 2) for i in range(length)]
+    return " ".join(str(t) for t in tokens) + " SEP"

@@ -1,0 +1,97 @@
+"""Where the Model tab finds models without any network: the local Hugging Face cache, the folders the app saves
+its own trained models in, and the folders opened before. Qt-free; nothing here loads a model.
+
+The Hugging Face cache is ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``; a model
+there is ``models--ORG--NAME/snapshots/REVISION/`` holding ``config.json``. The app's own models are the
+``.safetensors`` files the Training tab saves (not their ``.history.safetensors``) and the folders ``train --out``
+writes (``model.safetensors`` + ``config.json``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+KINDS = ("hub", "own", "recent")
+KIND_WORDS = {"hub": "Hugging Face cache", "own": "trained in this app", "recent": "opened before"}
+MAX_PER_DIR = 200
+"""At most this many models are listed from one folder (a cache of thousands must not stall the list)."""
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """One model that can be opened: what the list shows, where it is, and where it was found."""
+
+    label: str
+    path: Path
+    kind: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.label} — {KIND_WORDS.get(self.kind, self.kind)}"
+
+
+def hub_cache_dir(env: dict[str, str] | None = None) -> Path:
+    """The local Hugging Face hub cache, as the hub library resolves it."""
+    env = dict(os.environ) if env is None else env
+    if env.get("HF_HUB_CACHE"):
+        return Path(env["HF_HUB_CACHE"]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    return Path.home() / ".cache" / "huggingface" / "hub"
+
+
+def hub_models(cache: Path) -> list[ModelSource]:
+    """Each cached snapshot that holds a config.json, newest revision first per model, "org/name" as its label."""
+    found: list[ModelSource] = []
+    try:
+        repos = sorted(p for p in cache.glob("models--*") if p.is_dir())[:MAX_PER_DIR]
+    except OSError:
+        return []
+    for repo in repos:
+        name = repo.name[len("models--"):].replace("--", "/")
+        try:
+            snaps = sorted((s for s in (repo / "snapshots").iterdir() if (s / "config.json").is_file()),
+                           key=lambda s: s.stat().st_mtime, reverse=True)
+        except OSError:
+            continue
+        for i, snap in enumerate(snaps):
+            found.append(ModelSource(name if i == 0 else f"{name} @ {snap.name[:8]}", snap, "hub"))
+    return found
+
+
+def own_models(folders: Iterable[Path]) -> list[ModelSource]:
+    """The app's own trained models in ``folders`` (and one level below): saved ``.safetensors`` files and
+    ``train --out`` run folders."""
+    found: list[ModelSource] = []
+    seen: set[Path] = set()
+    for folder in folders:
+        try:
+            candidates = sorted([*folder.glob("*.safetensors"), *folder.glob("*/model.safetensors")])
+        except OSError:
+            continue
+        for f in candidates[:MAX_PER_DIR]:
+            if f.name.endswith(".history.safetensors"):
+                continue
+            target = f.parent if f.name == "model.safetensors" and (f.parent / "config.json").is_file() else f
+            if target in seen:
+                continue
+            seen.add(target)
+            found.append(ModelSource(target.stem if target.is_file() else target.name, target, "own"))
+    return found
+
+
+def discover(own_folders: Sequence[Path] = (), recent: Sequence[str] = (),
+             env: dict[str, str] | None = None) -> list[ModelSource]:
+    """Every model found offline: the recent folders first (those that still exist), then the app's own models,
+    then the Hugging Face cache; a path is listed once."""
+    out: list[ModelSource] = []
+    seen: set[Path] = set()
+    recent_sources = [ModelSource(Path(r).name or str(r), Path(r), "recent") for r in recent if Path(r).exists()]
+    for s in [*recent_sources, *own_models(own_folders), *hub_models(hub_cache_dir(env))]:
+        key = s.path.resolve() if s.path.exists() else s.path
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out

@@ -1,0 +1,67 @@
+"""What the Model tab's views show, derived from the session's trace (Qt-free): a layer's flow, one head's map
+with its labels and mask, the hover read-out and the next-token list as text. Views call these and draw."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from app.flow.model import FlowData
+
+if TYPE_CHECKING:
+    from attention_core.pretrained import Trace
+
+
+def trace_text(trace: Trace, limit: int = 60) -> str:
+    """The traced text as a title quotes it: the tokens joined (their visible spaces back to spaces), one line,
+    at most ``limit`` characters."""
+    joiner = " " if trace.info.family == "attention-playground" else ""  # its tokens are words: "3 7 SEP"
+    one = " ".join(joiner.join(trace.tokens).replace("␣", " ").split())
+    return f"'{one if len(one) <= limit else one[:limit - 1] + '…'}'"
+
+
+def position_labels(trace: Trace) -> list[str]:
+    """Axis labels: the tokens with their position when a token repeats (so rows stay distinguishable)."""
+    counts: dict[str, int] = {}
+    for t in trace.tokens:
+        counts[t] = counts.get(t, 0) + 1
+    return [t if counts[t] == 1 else f"{t}@{i}" for i, t in enumerate(trace.tokens)]
+
+
+def layer_flow(trace: Trace, layer: int) -> FlowData:
+    """One layer's heads as flow lines (queries left, keys right), read from the trace."""
+    if not 0 <= layer < trace.info.layers:
+        raise ValueError(f"no layer {layer} (the model has {trace.info.layers}, numbered from 0)")
+    labels = tuple(f"{i}: {t}" for i, t in enumerate(trace.tokens))
+    w = np.asarray(trace.attentions[layer], dtype=np.float64)
+    return FlowData(w, labels, labels, tuple(f"head {h}" for h in range(w.shape[0])),
+                    f"{trace.name}: layer {layer}, every head")
+
+
+def head_blocked(trace: Trace, layer: int) -> np.ndarray | None:
+    """(T, T) True where the layer's mask blocks a key (the future; beyond the window on a local layer)."""
+    mask = trace.mask(layer)
+    return None if mask is None else ~np.asarray(mask, dtype=bool)
+
+
+def hover_text(trace: Trace, layer: int, head: int, query: int, key: int) -> str:
+    """"layer 5 head 1: 'John' → 'Mary' 0.431 (the query's largest: 'the' 0.52)"."""
+    if not (0 <= query < len(trace) and 0 <= key < len(trace)):
+        return ""
+    row = trace.attentions[layer, head, query]
+    best = int(np.argmax(row))
+    tok = trace.tokens
+    return (f"layer {layer} head {head}: '{tok[query]}' (position {query}) → '{tok[key]}' (position {key}) "
+            f"{float(row[key]):.3f} · this query's largest weight: '{tok[best]}' {float(row[best]):.3f}")
+
+
+def next_token_html(trace: Trace, position: int, top: list[tuple[str, int, float]]) -> str:
+    """The likeliest tokens after ``position`` (``top``: the session's ``top_next``), as HTML with probabilities."""
+    if not 0 <= position < len(trace) or not top:
+        return ""
+    rows = "".join(f"<tr><td>{html.escape(name)}</td><td align='right'>&nbsp;{p:.1%}</td></tr>"
+                   for name, _id, p in top)
+    after = html.escape(trace.tokens[position])
+    return f"<b>Next token after '{after}'</b> (position {position}):<table>{rows}</table>"

@@ -1,0 +1,66 @@
+"""How the main window holds the Model tab: the ``InspectSession`` from the start (Qt-free, torch-free until a
+model is opened), the tab's widgets when first opened, the theme, the status bar, the recent folders in the
+window's settings, and "Open this head in the Playground" as one undo step of the window's Playground."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from app.inspect.model.playground_head import PlaygroundHead
+from app.inspect.model.session import InspectSession
+from app.widgets.settings import data_dir
+from app.widgets.tab_host import LazyTabHost
+from app.widgets.workers import QtRunner
+
+if TYPE_CHECKING:
+    from app.inspect.qt.tab import ModelTab
+
+TAB_TITLE = "Model"
+RECENT_KEY = "models/recent"
+
+
+class InspectHost(LazyTabHost):
+    """The Model tab in ``window`` (``tabs``, ``settings``, ``theme``, ``statusBar``, ``edits``, ``tab``,
+    ``_closed``)."""
+
+    title = TAB_TITLE
+    loading_text = "Loading the model inspector…"
+    status_prefix = "Model: "
+
+    def __init__(self, window: Any) -> None:
+        recent = window.settings.q.value(RECENT_KEY, []) or []
+        recent = [recent] if isinstance(recent, str) else [str(r) for r in recent]
+        session = InspectSession(runner=QtRunner(), own_folders=[data_dir(create=False) / "models"], recent=recent)
+        super().__init__(window, session)
+        session.events.load.connect(self._remember_recent)
+
+    def make_tab(self) -> ModelTab:
+        from app.inspect.qt.tab import ModelTab
+
+        return ModelTab(self.model, open_head=self.open_selected_head, start_dir=self.window.settings.last_dir())
+
+    def _remember_recent(self) -> None:
+        if self.model.recent:
+            self.window.settings.q.setValue(RECENT_KEY, list(self.model.recent))
+
+    def open_selected_head(self) -> bool:
+        """Hand the picked head's real q, k, v (scale, mask, title) to the Playground as one undo step, then show
+        the Playground; a head the Playground cannot show is refused in the status bar."""
+        try:
+            head = self.model.head_for_playground()
+        except ValueError as exc:
+            self.window.statusBar().showMessage(f"⚠ {exc}", 8000)
+            return False
+        ok = self.window.edits.apply(f"Open {head.title}", lambda m: apply_head(m, head))
+        if ok:
+            self.window.tabs.setCurrentWidget(self.window.tab)
+            note = f" ({head.note})" if head.note else ""
+            self.window.statusBar().showMessage(f"The Playground shows {head.title}{note}. Ctrl+Z returns.", 10000)
+        return bool(ok)
+
+
+def apply_head(model: Any, head: PlaygroundHead) -> None:
+    """Load ``head`` into a ``PlaygroundModel`` (one head; its preset brings the inputs, the scale and the mask, so
+    the Playground's story stays the head's until something is edited). Called inside one undo step."""
+    model.set_heads(1)
+    model.load_preset(head.preset)

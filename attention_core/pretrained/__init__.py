@@ -1,0 +1,18 @@
+"""Real transformers (GPT-2, Llama / Mistral / Qwen2, Pythia, GPT-Neo) and this app's own models, head by head.
+
+``load_pretrained(path, *, device="cpu", dtype=None, memory_limit=None) -> PretrainedModel`` reads a Hugging Face
+folder (``config.json``, ``model.safetensors`` or an index with shards, ``tokenizer.json``) or a model this app
+trained; ``PretrainedModel.trace(text_or_ids, truncate=False) -> Trace`` runs our own forward pass (attention written
+out, never a fused kernel) and keeps every layer's and head's q, k, v, scores, weights and outputs.
+``PretrainedModel.forward(ids, ablate={(layer, head): "zero" | mean vector})`` switches heads off. Bad input raises
+``PretrainedError`` (a ``ValueError``) naming the file and the reason. ``transformers`` is never imported: it is the
+tests' reference only. Layers and heads are numbered from 0 in this library.
+"""
+
+from __future__ import annotations
+
+from .errors import PretrainedError
+from .model import PretrainedModel, load_pretrained, token_losses
+from .trace import ModelInfo, Trace
+
+__all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses"]

@@ -1,0 +1,235 @@
+"""Our own forward pass: every family through one loop, attention written out so each head can be recorded.
+
+Attention is computed explicitly (q·kᵀ, scale, mask, softmax, ·v), never through a fused kernel: the point is to show
+the numbers, and the fused kernels do not return them. Per layer it can record q, k, v (after rotary), the raw scores
+q·kᵀ, the weights and each head's output (weights · v). ``ablate`` replaces chosen heads' outputs (zeros, or a mean
+vector for mean ablation) before the output projection, where a head's contribution is still separate.
+
+Precision: scores, softmax and the recorded weights are always float32 (a bfloat16 model's q and k are upcast first),
+so the weights shown are accurate whatever the model's dtype; the head outputs go back to the model's dtype before
+the output projection. In float32 the results equal Hugging Face's eager attention to ~1e-6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from .config import ArchSpec
+from .layers import Linear, Norm, activation, rope_inv_freq, rope_tables, rotate_half_rope
+
+RECORDABLE = frozenset({"weights", "qkv", "scores", "head_out", "resid"})
+"""What ``forward(record=...)`` can keep per layer: attention weights; q, k, v; raw scores; head outputs; the
+residual stream entering the layer (which lets a later run restart there)."""
+
+
+@dataclass
+class LayerWeights:
+    """One block. Q, K, V come from ``qkv`` (fused: ``qkv_layout`` "gpt2" = [q | k | v] columns, "neox" = per head
+    [q_h k_h v_h]) or from ``q``, ``k``, ``v``. ``mlp_gate`` set = SwiGLU."""
+
+    ln1: Norm
+    ln2: Norm
+    o: Linear
+    mlp_in: Linear
+    mlp_out: Linear
+    qkv: Linear | None = None
+    qkv_layout: str = ""
+    q: Linear | None = None
+    k: Linear | None = None
+    v: Linear | None = None
+    mlp_gate: Linear | None = None
+
+
+@dataclass
+class ModelWeights:
+    """The whole model: embeddings, blocks, final norm, unembedding (``lm_head``, tied = the embedding itself)."""
+
+    embed: torch.Tensor
+    layers: list[LayerWeights]
+    final_norm: Norm
+    lm_head: Linear
+    pos_embed: torch.Tensor | None = None  # learned (or this app's sinusoidal table), added to the embeddings
+
+    def tensors(self) -> list[torch.Tensor]:
+        """Every distinct tensor once (a tied head counted once): parameter counts and byte totals use this."""
+        seen: dict[int, torch.Tensor] = {}
+
+        def add(*ts: Any) -> None:
+            for t in ts:
+                if isinstance(t, torch.Tensor):
+                    seen.setdefault(id(t), t)
+                elif isinstance(t, Linear):
+                    add(t.weight, t.bias)
+                elif isinstance(t, Norm):
+                    add(t.weight, t.bias)
+
+        add(self.embed, self.pos_embed, self.final_norm, self.lm_head)
+        for lw in self.layers:
+            add(lw.ln1, lw.ln2, lw.o, lw.mlp_in, lw.mlp_out, lw.qkv, lw.q, lw.k, lw.v, lw.mlp_gate)
+        return list(seen.values())
+
+
+@dataclass
+class ForwardOutput:
+    """``logits`` (B, T, vocab) float32 or None; per layer, what was recorded (each (B, heads, T, ...), float32):
+    ``weights``, ``q``, ``k``, ``v`` (k and v per key/value head), ``scores``, ``head_out``; ``resid`` (B, T, d)."""
+
+    logits: torch.Tensor | None
+    records: dict[str, list[torch.Tensor]] = field(default_factory=dict)
+
+
+Ablation = Mapping[tuple[int, int], Any]
+"""(layer, head) → "zero" or a vector (d_head,) (or (T, d_head)) that replaces that head's output."""
+
+
+def layer_masks(spec: ArchSpec, length: int, device: torch.device | str = "cpu") -> list[torch.Tensor | None]:
+    """Per layer the (T, T) bool mask, True = may attend: causal, and within the window for windowed layers;
+    None for a model that attends everywhere (this app's models trained without the causal mask)."""
+    i = torch.arange(length, device=device)
+    causal = i[None, :] <= i[:, None]
+    cache: dict[int | None, torch.Tensor | None] = {}
+    out = []
+    for w in spec.windows:
+        if w not in cache:
+            if not spec.causal:
+                cache[w] = None
+            else:
+                cache[w] = causal if w is None else causal & (i[None, :] > i[:, None] - w)
+        out.append(cache[w])
+    return out
+
+
+def _split(x: torch.Tensor, heads: int, d_head: int) -> torch.Tensor:
+    b, t, _ = x.shape
+    return x.view(b, t, heads, d_head).transpose(1, 2)  # (B, heads, T, d_head)
+
+
+def _qkv(spec: ArchSpec, lw: LayerWeights, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    H, KV, dh = spec.n_heads, spec.n_kv_heads, spec.d_head
+    if lw.qkv is not None:
+        fused = lw.qkv(h)
+        if lw.qkv_layout == "neox":  # per head: [q_h | k_h | v_h]
+            b, t, _ = fused.shape
+            parts = fused.view(b, t, H, 3 * dh).transpose(1, 2).chunk(3, dim=-1)
+            return parts[0], parts[1], parts[2]
+        q, k, v = fused.split(H * dh, dim=-1)  # gpt2: [q | k | v]
+        return _split(q, H, dh), _split(k, H, dh), _split(v, H, dh)
+    assert lw.q is not None and lw.k is not None and lw.v is not None
+    return _split(lw.q(h), H, dh), _split(lw.k(h), KV, dh), _split(lw.v(h), KV, dh)
+
+
+class Runner:
+    """The forward pass of one model (its spec and weights); rotary tables are built once per length."""
+
+    def __init__(self, spec: ArchSpec, weights: ModelWeights) -> None:
+        self.spec = spec
+        self.w = weights
+        self.dtype = weights.embed.dtype
+        self.device = weights.embed.device
+        self._inv_freq = (rope_inv_freq(spec.rotary_dim, spec.rope_theta, spec.rope_scaling)
+                          if spec.positions == "rotary" and spec.rotary_style == "half" else None)
+        self._rope: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._masks: dict[int, list[torch.Tensor | None]] = {}
+
+    def _rotate(self, x: torch.Tensor) -> torch.Tensor:
+        length = x.shape[-2]
+        if self.spec.rotary_style == "interleaved":  # this app's TinyTransformer: pairs (2i, 2i+1)
+            from ..positions import apply_rotary, rotary_angles
+
+            return apply_rotary(x, rotary_angles(length, x.shape[-1], device=x.device))
+        if length not in self._rope:
+            assert self._inv_freq is not None
+            self._rope[length] = rope_tables(length, self._inv_freq, x.dtype, x.device)
+        cos, sin = self._rope[length]
+        return rotate_half_rope(x, cos, sin, self.spec.rotary_dim)
+
+    def masks(self, length: int) -> list[torch.Tensor | None]:
+        if length not in self._masks:
+            self._masks = {length: layer_masks(self.spec, length, self.device)}
+        return self._masks[length]
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.w.embed[ids]
+        if self.w.pos_embed is not None:
+            x = x + self.w.pos_embed[: ids.shape[1]]
+        return x
+
+    def _attention(self, li: int, lw: LayerWeights, h: torch.Tensor, ablate: Ablation | None,
+                   rec: dict[str, list[torch.Tensor]]) -> torch.Tensor:
+        spec = self.spec
+        q, k, v = _qkv(spec, lw, h)
+        if spec.positions == "rotary":
+            q, k = self._rotate(q), self._rotate(k)
+        kf, vv = k.float(), v
+        if spec.kv_group > 1:  # grouped-query attention: each key/value head serves kv_group query heads
+            kf, vv = kf.repeat_interleave(spec.kv_group, dim=1), v.repeat_interleave(spec.kv_group, dim=1)
+        scores = q.float() @ kf.transpose(-1, -2)
+        scaled = scores * spec.scales[li]
+        mask = self.masks(q.shape[-2])[li]
+        if mask is not None:
+            scaled = scaled.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scaled, dim=-1)
+        heads = weights.to(vv.dtype) @ vv  # (B, H, T, d_head)
+        if ablate:
+            heads = heads.clone()
+            for (layer, head), how in ablate.items():
+                if layer == li:
+                    if isinstance(how, str):
+                        heads[:, head] = 0.0
+                    else:
+                        heads[:, head] = torch.as_tensor(np.asarray(how), dtype=heads.dtype, device=heads.device)
+        if "weights" in rec:
+            rec["weights"].append(weights)
+        if "qkv" in rec:
+            rec["q"].append(q.float())
+            rec["k"].append(k.float())
+            rec["v"].append(v.float())
+        if "scores" in rec:
+            rec["scores"].append(scores)
+        if "head_out" in rec:
+            rec["head_out"].append(heads.float())
+        b, _, t, _ = heads.shape
+        return lw.o(heads.transpose(1, 2).reshape(b, t, -1))
+
+    def _mlp(self, lw: LayerWeights, h: torch.Tensor) -> torch.Tensor:
+        if lw.mlp_gate is not None:
+            return lw.mlp_out(activation(self.spec.act, lw.mlp_gate(h)) * lw.mlp_in(h))
+        return lw.mlp_out(activation(self.spec.act, lw.mlp_in(h)))
+
+    @torch.no_grad()
+    def run(self, ids: torch.Tensor, *, ablate: Ablation | None = None, record: frozenset[str] | set[str] = frozenset(),
+            logits: bool = True, start_layer: int = 0, resid: torch.Tensor | None = None,
+            stop_after: int | None = None, logit_positions: slice | None = None) -> ForwardOutput:
+        """ids (B, T) long. ``start_layer`` + ``resid`` (the residual stream entering that layer, recorded by an
+        earlier run) skip the layers before it; ``stop_after`` ends after that layer (no logits);
+        ``logit_positions`` computes the logits of those positions only (a loss over part of a sequence)."""
+        unknown = set(record) - RECORDABLE
+        if unknown:
+            raise ValueError(f"record: unknown {sorted(unknown)}; choose from {sorted(RECORDABLE)}")
+        rec: dict[str, list[torch.Tensor]] = {name: [] for name in record}
+        if "qkv" in record:
+            rec.update(q=[], k=[], v=[])
+        x = self.embed(ids) if resid is None else resid.to(self.dtype)
+        last = self.spec.n_layers - 1 if stop_after is None else stop_after
+        for li in range(start_layer, last + 1):
+            lw = self.w.layers[li]
+            if "resid" in rec:
+                rec["resid"].append(x)
+            attn = self._attention(li, lw, lw.ln1(x), ablate, rec)
+            if self.spec.parallel_residual:  # GPT-NeoX: attention and MLP both read the layer's input
+                x = x + attn + self._mlp(lw, lw.ln2(x))
+            else:
+                x = x + attn
+                x = x + self._mlp(lw, lw.ln2(x))
+        out = None
+        if logits and last == self.spec.n_layers - 1:
+            if logit_positions is not None:
+                x = x[:, logit_positions]
+            out = self.w.lm_head(self.w.final_norm(x)).float()
+        rec.pop("qkv", None)
+        return ForwardOutput(out, rec)

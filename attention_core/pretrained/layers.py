@@ -1,0 +1,110 @@
+"""The building blocks a loaded model is made of: linear maps, norms, activations, rotary positions.
+
+Plain dataclasses over tensors that stay where the loader put them (memory-mapped from the safetensors file when the
+dtype matches): no ``nn.Module``, no parameter copies, no autograd. A GPT-2 ``Conv1D`` weight is used as stored,
+[in, out], rather than transposed into a copy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Linear:
+    """y = x W (+ b). ``in_out``: the weight is stored [in, out] (GPT-2's Conv1D); otherwise [out, in] (nn.Linear)."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor | None = None
+    in_out: bool = False
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.in_out:
+            flat = x.reshape(-1, x.shape[-1])
+            y = flat @ self.weight if self.bias is None else torch.addmm(self.bias, flat, self.weight)
+            return y.view(*x.shape[:-1], y.shape[-1])
+        return F.linear(x, self.weight, self.bias)
+
+    @property
+    def out_features(self) -> int:
+        return int(self.weight.shape[1] if self.in_out else self.weight.shape[0])
+
+
+@dataclass
+class Norm:
+    """LayerNorm (weight and bias) or RMSNorm (weight only, computed in float32 as Llama does)."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor | None
+    eps: float
+    kind: str = "layer"
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.kind == "rms":
+            dtype = x.dtype
+            h = x.float()
+            h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+            return self.weight * h.to(dtype)
+        return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+
+
+def activation(name: str, x: torch.Tensor) -> torch.Tensor:
+    """The activations the supported configs name, as Hugging Face defines them (gelu_new: the tanh form)."""
+    if name in ("gelu_new", "gelu_fast", "gelu_pytorch_tanh"):
+        if name == "gelu_new":  # written out as GPT-2's code does, for the last bit of agreement
+            return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        return F.gelu(x, approximate="tanh")
+    if name == "gelu":
+        return F.gelu(x)
+    if name == "relu":
+        return F.relu(x)
+    if name == "quick_gelu":
+        return x * torch.sigmoid(1.702 * x)
+    return F.silu(x)  # silu / swish
+
+
+def rope_inv_freq(dim: int, theta: float, scaling: dict[str, object]) -> torch.Tensor:
+    """(dim/2,) float32 inverse frequencies theta^(-2i/dim), rescaled for ``linear`` and ``llama3`` rope types.
+
+    ``dynamic`` (NTK) rope changes the frequencies only beyond the trained length, which the loader refuses, so it
+    is the default rope here. llama3: wavelengths shorter than ``original_max / high_freq_factor`` are kept, longer
+    than ``original_max / low_freq_factor`` divided by ``factor``, in between blended linearly in the inverse.
+    """
+    inv = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    kind = scaling.get("rope_type", "default")
+    if kind == "linear":
+        return inv / float(scaling["factor"])  # type: ignore[arg-type]
+    if kind == "llama3":
+        factor = float(scaling["factor"])  # type: ignore[arg-type]
+        low = float(scaling.get("low_freq_factor", 1.0))  # type: ignore[arg-type]
+        high = float(scaling.get("high_freq_factor", 4.0))  # type: ignore[arg-type]
+        old = float(scaling["original_max_position_embeddings"])  # type: ignore[arg-type]
+        wavelen = 2 * math.pi / inv
+        scaled = torch.where(wavelen > old / low, inv / factor, inv)
+        smooth = (old / wavelen - low) / (high - low)
+        blended = (1 - smooth) * scaled / factor + smooth * scaled
+        middle = (wavelen >= old / high) & (wavelen <= old / low)
+        return torch.where(middle, blended, scaled)
+    return inv
+
+
+def rotate_half_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, dim: int) -> torch.Tensor:
+    """Hugging Face's layout: the first ``dim`` features of each head turned as halves (i, i + dim/2), the rest
+    passed through (GPT-NeoX's partial rotary). cos/sin: (T, dim), the frequencies repeated twice."""
+    rot, rest = x[..., :dim], x[..., dim:]
+    half = dim // 2
+    turned = torch.cat((-rot[..., half:], rot[..., :half]), dim=-1)
+    out = rot * cos + turned * sin
+    return out if rest.shape[-1] == 0 else torch.cat((out, rest), dim=-1)
+
+
+def rope_tables(positions: int, inv_freq: torch.Tensor, dtype: torch.dtype, device: torch.device | str
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin), each (T, 2 · len(inv_freq)), computed in float32 and cast to ``dtype`` as transformers does."""
+    freqs = torch.arange(positions, device=device).float()[:, None] * inv_freq.to(device)[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)

@@ -1,0 +1,271 @@
+"""``load_pretrained`` and ``PretrainedModel``: a model folder in, traces out.
+
+Loading checks everything it can before reading weights (files present, no pickle, a supported ``model_type``,
+every tensor's name and shape against the config, the memory needed against the memory free) and raises
+``PretrainedError`` naming the file and the reason; only then are tensors mapped in. ``dtype``: float32 (the default;
+a bfloat16 or float16 file is converted) or bfloat16 (half the memory; attention weights are still computed in
+float32, see ``forward``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .config import ArchSpec, parse_config
+from .errors import PretrainedError
+from .forward import Ablation, ForwardOutput, ModelWeights, Runner
+from .tokenizer import HFTokenizer, OwnVocab
+from .trace import ModelInfo, Trace
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+TRACE_RECORD = frozenset({"weights", "qkv", "head_out"})
+
+
+def _dtype(dtype: Any) -> torch.dtype:
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        return dtype
+    if isinstance(dtype, str) and dtype in DTYPES:
+        return DTYPES[dtype]
+    raise PretrainedError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+
+
+class PretrainedModel:
+    """A loaded model: ``name``, ``info``, ``spec``, ``tokenizer``; ``encode``, ``forward``, ``trace``, ``losses``.
+
+    ``forward`` is our own pass (``forward.Runner``): explicit attention, optional per-head records and ablation.
+    ``threads``: torch's intra-op CPU threads while this model runs (set and restored around each call; None leaves
+    torch's setting). On a busy machine 1 is the fast choice: a parallel kernel waits for its slowest thread, and
+    a GPT-2-small trace took 3 s with 2 threads against 0.4 s with 1 on this project's shared 2-core machine.
+    """
+
+    def __init__(self, name: str, spec: ArchSpec, weights: ModelWeights, tokenizer: HFTokenizer | OwnVocab,
+                 path: Path, threads: int | None = None) -> None:
+        self.name = name
+        self.threads = threads
+        self.spec = spec
+        self.weights = weights
+        self.tokenizer = tokenizer
+        self.path = path
+        self.runner = Runner(spec, weights)
+        tensors = weights.tensors()
+        dtype = str(weights.embed.dtype).replace("torch.", "")
+        self.info = ModelInfo(spec.family, spec.model_type, spec.n_layers, spec.n_heads, spec.n_kv_heads,
+                              spec.d_model, spec.d_head, spec.vocab_size, sum(t.numel() for t in tensors),
+                              spec.max_positions, dtype, sum(t.numel() * t.element_size() for t in tensors))
+
+    def __repr__(self) -> str:
+        i = self.info
+        return (f"PretrainedModel({self.name!r}, {i.family}, {i.layers} layers × {i.heads} heads, d_model {i.d_model}, "
+                f"{i.parameters:,} parameters, {i.dtype})")
+
+    @property
+    def family(self) -> str:
+        return self.spec.family
+
+    @property
+    def device(self) -> torch.device:
+        return self.runner.device
+
+    # --- tokens ---------------------------------------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text)
+
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        """Display strings (spaces as ␣, see ``tokenizer``)."""
+        return self.tokenizer.display(ids)
+
+    def ids_of(self, text_or_ids: Any, *, truncate: bool = False) -> tuple[np.ndarray, str | None]:
+        """(ids (T,) int64, note): text is encoded, ids are checked against the vocabulary; longer than the
+        model's max positions is refused, or cut with ``truncate=True`` (the note says so)."""
+        if isinstance(text_or_ids, str):
+            ids = np.asarray(self.encode(text_or_ids), dtype=np.int64)
+            what = "text"
+        else:
+            try:
+                ids = np.asarray(text_or_ids.tolist() if hasattr(text_or_ids, "tolist") else list(text_or_ids))
+            except TypeError:
+                raise PretrainedError(f"{self.name}: expected text or a list of token ids, got "
+                                      f"{type(text_or_ids).__name__}") from None
+            if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+                raise PretrainedError(f"{self.name}: token ids must be a flat list of integers, got shape "
+                                      f"{ids.shape} of {ids.dtype}")
+            ids = ids.astype(np.int64)
+            what = "input"
+        if ids.size == 0:
+            raise PretrainedError(f"{self.name}: the {what} has no tokens")
+        bad = ids[(ids < 0) | (ids >= self.spec.vocab_size)]
+        if bad.size:
+            raise PretrainedError(f"{self.name}: token id {int(bad[0])} is outside the vocabulary "
+                                  f"(0 to {self.spec.vocab_size - 1})")
+        limit = self.spec.max_positions
+        if ids.size > limit:
+            if not truncate:
+                raise PretrainedError(f"{self.name}: the {what} is {ids.size} tokens, longer than the model's "
+                                      f"{limit} positions; shorten it or pass truncate=True to keep the first {limit}")
+            return ids[:limit], f"cut to the first {limit} of {ids.size} tokens (the model's max positions)"
+        return ids, None
+
+    # --- running ----------------------------------------------------------------------------------------
+    def forward(self, ids: Any, *, ablate: Ablation | None = None, record: Any = (), logits: bool = True,
+                **kwargs: Any) -> ForwardOutput:
+        """Our forward pass on ids (T,) or (B, T); see ``forward.Runner.run`` for ``record`` and the rest.
+        ``ablate``: {(layer, head): "zero" | mean vector (d_head,)}, applied before the output projection."""
+        t = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=self.device)
+        if t.dim() == 1:
+            t = t[None]
+        if ablate:
+            for (layer, head), how in ablate.items():
+                if not (0 <= layer < self.spec.n_layers and 0 <= head < self.spec.n_heads):
+                    raise ValueError(f"ablate: no layer {layer} head {head} (0-based; {self.spec.n_layers} layers × "
+                                     f"{self.spec.n_heads} heads)")
+                if isinstance(how, str) and how != "zero":
+                    raise ValueError(f"ablate: {how!r} is not 'zero' or a mean vector")
+        with cpu_threads(self.threads if self.device.type == "cpu" else None):
+            return self.runner.run(t, ablate=ablate, record=frozenset(record), logits=logits, **kwargs)
+
+    def losses(self, ids: Any, *, ablate: Ablation | None = None) -> np.ndarray:
+        """Per-position next-token loss (nats), (T - 1,) or (B, T - 1): entry t is −log p(ids[t + 1] | ids[≤ t])."""
+        t = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=self.device)
+        single = t.dim() == 1
+        t = t[None] if single else t
+        logits = self.forward(t, ablate=ablate).logits
+        assert logits is not None
+        out = token_losses(logits, t).cpu().numpy()
+        return out[0] if single else out
+
+    def trace(self, text_or_ids: Any, *, truncate: bool = False) -> Trace:
+        """Run one text (or ids) and keep everything: logits, attentions, q/k/v, scores, head outputs."""
+        ids, note = self.ids_of(text_or_ids, truncate=truncate)
+        out = self.forward(ids, record=TRACE_RECORD)
+        r = out.records
+
+        def stack(name: str) -> np.ndarray:  # filled layer by layer, each torch record dropped once copied
+            layers = r[name]
+            arr = np.empty((len(layers), *layers[0].shape[1:]), dtype=np.float32)
+            for i in range(len(layers)):
+                arr[i] = layers[i][0].cpu().numpy()
+                layers[i] = torch.empty(0)
+            return arr
+
+        masks = tuple(None if m is None else m.cpu().numpy() for m in self.runner.masks(len(ids)))
+        assert out.logits is not None
+        return Trace(self.name, ids, self.token_strings(ids.tolist()), out.logits[0].cpu().numpy(), stack("weights"),
+                     self.info, note, q=stack("q"), k=stack("k"), v=stack("v"),
+                     head_outputs=stack("head_out"), scales=self.spec.scales, masks=masks,
+                     display=self.token_strings)
+
+
+@contextmanager
+def cpu_threads(n: int | None) -> Iterator[None]:
+    """Run the block with ``n`` torch intra-op threads (None: as they are), then restore the previous number."""
+    old = torch.get_num_threads()
+    if n is None or n == old:
+        yield
+        return
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def token_losses(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """(B, T - 1) cross-entropy of each next token, from logits (B, T, vocab)."""
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    return -logp.gather(-1, ids[:, 1:, None])[..., 0]
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PretrainedError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise PretrainedError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise PretrainedError(f"{path}: expected a JSON object")
+    return data
+
+
+def load_pretrained(path: str | Path, *, device: str = "cpu", dtype: Any = None, memory_limit: int | None = None,
+                    threads: int | None = None) -> PretrainedModel:
+    """Load a Hugging Face model folder (``config.json``, ``model.safetensors`` or an index + shards,
+    ``tokenizer.json``) or a model this app trained (its folder or ``.safetensors`` file).
+
+    ``memory_limit``: bytes to assume free instead of ``MemAvailable`` (tests simulate a small machine with it).
+    ``threads``: CPU threads while the model runs (``PretrainedModel.threads``; None = torch's setting).
+    Raises ``PretrainedError`` (a ``ValueError``) naming the file and the reason.
+    """
+    from ..devices import resolve_device
+    from . import families
+    from .memory import check_fits
+    from .own import own_checkpoint, own_config_json
+    from .weights import PICKLE_SUFFIXES, WeightSet, match, pickle_refusal, sniff_pickle, weight_bytes, weight_files
+
+    p = Path(path).expanduser()
+    torch_dtype = _dtype(dtype)
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise PretrainedError(f"threads must be a positive integer or None, got {threads!r}")
+    try:
+        dev = resolve_device(device)
+    except ValueError as exc:
+        raise PretrainedError(f"device: {exc}") from None
+    if not p.exists():
+        raise PretrainedError(f"{p}: no such file or folder")
+    if p.is_file():
+        if p.suffix in PICKLE_SUFFIXES or sniff_pickle(p):
+            raise pickle_refusal(p)
+        if own_checkpoint(p):
+            return PretrainedModel(*_own(p, torch_dtype, dev), threads=threads)
+        if (p.parent / "config.json").is_file():  # model.safetensors, config.json, an index…: its folder
+            p = p.parent
+        else:
+            WeightSet([p], None)  # a damaged file is refused with the reason
+            raise PretrainedError(f"{p}: a safetensors file not saved by this app, and no config.json beside it: "
+                                  "give a folder with config.json, model.safetensors and tokenizer.json")
+    single = p / "model.safetensors"
+    if own_checkpoint(single) or (single.is_file() and own_config_json(p)):
+        return PretrainedModel(*_own(single, torch_dtype, dev), threads=threads)
+    config_path = p / "config.json"
+    if not config_path.is_file():
+        raise PretrainedError(f"{p}: no config.json in the folder (a model folder holds config.json, "
+                              "model.safetensors and tokenizer.json)")
+    cfg = _read_config(config_path)
+    spec = parse_config(cfg, config_path)
+    files, weight_map = weight_files(p)
+    tok_path = p / "tokenizer.json"
+    if not tok_path.is_file():
+        raise PretrainedError(f"{p}: no tokenizer.json in the folder (needed to turn text into tokens; "
+                              "save the tokenizer with the model)")
+    where = files[0] if len(files) == 1 else p / "model.safetensors.index.json"
+    ws = WeightSet(files, weight_map)
+    shapes = families.expected(spec)
+    head = families.HEADS[spec.family]
+    found = match(ws.entries, shapes, lambda n: families.canonical(n, spec.family), families.IGNORED, head,
+                  families.head_optional(spec), where, config_path)
+    have_head = head in found and not spec.tie_embeddings
+    params, nbytes = weight_bytes(found, torch_dtype, None if have_head else head)
+    if dev.startswith("cuda"):
+        free, _ = torch.cuda.mem_get_info(torch.device(dev))
+        memory_limit = min(memory_limit, free) if memory_limit is not None else free
+    check_fits(where, nbytes, params, str(torch_dtype).replace("torch.", ""), memory_limit)
+    tokenizer = HFTokenizer(tok_path)
+    weights = families.build(spec, lambda key: ws.tensor(found[key], torch_dtype, dev), have_head)
+    name = spec.name_or_path or p.resolve().name
+    return PretrainedModel(name, spec, weights, tokenizer, p, threads)
+
+
+def _own(path: Path, dtype: torch.dtype, device: str) -> tuple[str, ArchSpec, ModelWeights, OwnVocab, Path]:
+    from .own import load_own
+
+    spec, weights, vocab, name = load_own(path, dtype, device)
+    return name, spec, weights, vocab, path

@@ -1,0 +1,87 @@
+"""The Model tab in the real window: an app-trained model opened, its heads drawn as the trace says, hover and the
+next-token list, one head opened in the Playground (its steps are the model's), and undo back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def own_model(tmp_path_factory) -> Path:
+    from app.training.cli import write_run_folder
+    from attention_core.train_config import TrainConfig
+    from attention_core.training import ReversalTrainer
+
+    trainer = ReversalTrainer(TrainConfig(steps=30, seed=0))
+    trainer.run(lambda _r: None)
+    out = tmp_path_factory.mktemp("own-run")
+    write_run_folder(out, trainer)
+    return out
+
+
+def open_model(window, qtbot, path):
+    host = window.inspect
+    tab = host.show()
+    host.model.load(path)
+    qtbot.waitUntil(lambda: host.model.trace is not None and not host.model.tracing, timeout=60_000)
+    qtbot.wait(50)
+    return host.model, tab
+
+
+def test_the_model_tab_is_listed_last_and_built_when_opened(window):
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert titles == ["Playground", "Training", "Experiments", "Lab", "Model"]
+    assert window.inspect._tab is None  # nothing of it built before it is opened
+
+
+def test_heads_are_drawn_from_the_trace_and_hover_moves_the_next_token_list(window, qtbot, own_model):
+    session, tab = open_model(window, qtbot, own_model)
+    t = session.trace
+    assert tab.grid.shape == (2, 4)
+    for layer in range(2):
+        for head in range(4):
+            np.testing.assert_array_equal(tab.grid.values(layer, head), t.attentions[layer, head])
+    assert tab.tokens.tokens == t.tokens
+    assert f"after '{t.tokens[-1]}'" in tab.next_label.text()
+    session.hover(1)
+    best = t.top_next(1)[1][0][0]
+    assert f"after '{t.tokens[1]}'" in tab.next_label.text() and best in tab.next_label.text()
+    assert tab.tokens.highlight == 1
+    tab.grid.headClicked.emit(1, 2)
+    assert session.selected == (1, 2) and tab.views.currentWidget() is tab.head_map
+    np.testing.assert_array_equal(tab.head_map.values(), t.attentions[1, 2])
+    assert "layer 1 head 2" in tab.open_button.text()
+    assert "attention-playground" in tab.sources.info_label.text() or "reversal" in tab.sources.info_label.text()
+    assert window.statusBar().currentMessage().startswith("Model: ")
+
+
+def test_a_head_opens_in_the_playground_and_undo_returns(window, qtbot, own_model):
+    session, tab = open_model(window, qtbot, own_model)
+    before = window.playground.result.weights.copy()
+    session.select_head(1, 2)
+    tab.open_button.click()
+    assert window.tabs.currentWidget() is window.tab
+    assert "Ctrl+Z returns" in window.statusBar().currentMessage()
+    t = session.trace
+    shown = window.playground.result
+    np.testing.assert_allclose(shown.weights, t.attentions[1, 2], atol=1e-6)
+    np.testing.assert_allclose(shown.q, t.q[1, 2], atol=1e-6)
+    assert window.playground.mask_mode == "causal" and window.playground.state.scale_mode == "sqrt"  # 1/√d_head
+    assert window.playground.story.startswith(f"{t.name} · layer 1 head 2 · ")  # the head's own story, not "edited"
+    window.edits.set_cell("Q", 0, 0, 1.5)
+    assert "edited" in window.playground.story  # and once a number changes, it says so
+    window.undo_stack.undo()
+    window.undo_stack.undo()
+    np.testing.assert_array_equal(window.playground.result.weights, before)
+
+
+def test_a_refused_text_is_said_next_to_the_box(window, qtbot, own_model):
+    session, tab = open_model(window, qtbot, own_model)
+    tab.text_edit.setText("not numbers")
+    tab.trace_button.click()
+    qtbot.waitUntil(lambda: not session.tracing, timeout=30_000)
+    assert tab.error_label.isVisible() and "is not a token of this model" in tab.error_label.text()
+    assert tab.tokens.tokens == session.trace.tokens  # the previous trace stays on screen, consistent
