@@ -26,19 +26,19 @@ def write_inspect_figure(trace: Trace, path: str | Path, *, layer: int | None = 
         return export_heatmap(path, trace.attentions[layer, head], labels, labels,
                               title or f"{trace.name}: layer {layer} head {head}", kind="weights",
                               blocked=head_blocked(trace, layer), context=trace_text(trace))
-    from app.widgets.grid.head_grid import HeadGrid
+    from app.widgets.grid.mosaic import MosaicGrid
     from app.widgets.rendering import ensure_application, write_titled_figure
 
     ensure_application()  # the grid is a widget: Qt first (the CLI has no window)
     layers = [layer] if layer is not None else list(range(trace.info.layers))
-    n = len(trace)
-    weights = [np.asarray(trace.attentions[li]) for li in layers]
+    weights = np.asarray(trace.attentions)[layers]
 
-    def fill(grid: HeadGrid) -> None:
-        grid.set_maps(weights, labels, seq_len=0, causal=trace.mask(layers[0]) is not None,
-                      ideal=np.zeros((n, n), dtype=bool))
+    def fill(grid: MosaicGrid) -> None:
+        grid.set_maps(weights, labels, causal=trace.mask(layers[0]) is not None)
+        if layer is not None:  # one layer: its row is labelled with the layer's own number
+            grid.plot.getAxis("left").setTicks([[(grid.overlay.n / 2, f"L{layer}")]])
 
     what = f"layer {layer}, every head" if layer is not None else "every layer and head"
-    grid = HeadGrid(details=False, first_index=0)
-    size = (min(260 * trace.info.heads + 120, 3200), min(240 * len(layers) + 100, 3200))
+    grid = MosaicGrid(first_index=0)
+    size = (min(110 * trace.info.heads + 260, 3200), min(110 * len(layers) + 160, 3200))
     return write_titled_figure(path, title or f"{trace.name}: {what}", trace_text(trace), grid, fill, size=size)

@@ -1,19 +1,18 @@
-"""The Model tab's three views of one trace: every head (the shared head grid, 0-based titles), one head large (a
+"""The Model tab's three views of one trace: every head (one mosaic, layers and heads from 0), one head large (a
 heatmap with hover), and a layer's flow lines. Each follows the session's events and draws what the session
 holds (``app.inspect.model.views`` derives the data); hovering reports the query position to the session."""
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtWidgets import QWidget
 
 from app.common.titles import ExportContext
 from app.flow.model import FlowData
 from app.flow.qt.view import FlowView
 from app.inspect.model.session import InspectSession
-from app.inspect.model.views import head_blocked, hover_text, layer_flow, position_labels, trace_text
+from app.inspect.model.views import head_blocked, hover_text, layer_flow, off_text, position_labels, trace_text
 from app.widgets.frame import RedrawWhenShown
-from app.widgets.grid.head_grid import HeadGrid
+from app.widgets.grid.mosaic import MosaicGrid
 from app.widgets.heatmap.view import HeatmapWidget
 
 
@@ -24,16 +23,20 @@ def trace_context(session: InspectSession) -> ExportContext | str:
     return f"{session.trace.name} · {trace_text(session.trace)}"
 
 
-class HeadsGridView(RedrawWhenShown, HeadGrid):
-    """Every layer × head of the trace; a click picks the head (``session.select_head``)."""
+class HeadsGridView(RedrawWhenShown, MosaicGrid):
+    """Every layer × head of the trace as one mosaic (layers and heads from 0); a click picks the head
+    (``session.select_head``), which is outlined."""
 
     def __init__(self, session: InspectSession, parent: QWidget | None = None) -> None:
-        super().__init__(parent, details=False, first_index=0)
+        super().__init__(parent, first_index=0)
         self.session = session
         self.readout = ""
         self.headClicked.connect(self._pick)
         self.cellHovered.connect(self._hovered)
         session.events.trace.connect(self.request_redraw)
+        session.events.selected.connect(lambda: self.set_picked(session.selected))
+        for sig in (session.heads.events.detection, session.heads.events.kind):
+            sig.connect(lambda: self.set_marked(set(session.heads.heads_above())))
         self.show_message("No model yet: pick one on the left (or Open folder…).")
 
     def redraw(self) -> None:
@@ -41,10 +44,10 @@ class HeadsGridView(RedrawWhenShown, HeadGrid):
         t = self.session.trace
         if t is None:
             return
-        n = len(t)
-        weights = [np.asarray(t.attentions[li]) for li in range(t.info.layers)]
-        self.set_maps(weights, position_labels(t), seq_len=0, causal=t.mask(0) is not None,
-                      ideal=np.zeros((n, n), dtype=bool))
+        self.set_maps(t.attentions, position_labels(t), causal=t.mask(0) is not None)
+        self.set_picked(self.session.selected)
+        self.set_disabled_heads(set(t.ablated))  # switched off in the Detect view
+        self.set_marked(set(self.session.heads.heads_above()))  # the Detect view's detector, above its threshold
 
     def _pick(self, layer: int, head: int) -> None:
         if self.session.trace is not None:
@@ -76,8 +79,9 @@ class HeadMapView(RedrawWhenShown, HeatmapWidget):
             return
         layer, head = self.session.selected
         labels = position_labels(t)
+        off = f" ({off_text(t.ablated)})" if t.ablated else ""
         self.set_data(t.attentions[layer, head], labels, labels, blocked=head_blocked(t, layer), kind="weights",
-                      title=f"{t.name}: layer {layer} head {head}, softmax weights")
+                      title=f"{t.name}: layer {layer} head {head}, softmax weights{off}")
 
     def _hovered(self, row: int, col: int) -> None:
         t = self.session.trace

@@ -32,10 +32,9 @@ from attention_core.masks import causal_mask
 class _Cell:
     """The items of one head: map plot, image, overlay, stats label, sparkline."""
 
-    def __init__(self, layer: int, head: int, colors: ThemeColors) -> None:
-        self.layer, self.head = layer, head
-        self.plot = pg.PlotItem()
-        self.plot.setMenuEnabled(False)
+    def __init__(self, layer: int, head: int, colors: ThemeColors, details: bool = True) -> None:
+        self.layer, self.head, self.details = layer, head, details
+        self.plot = pg.PlotItem(enableMenu=False)  # no context menus to build: ~2 ms a map
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.invertY(True)
@@ -56,10 +55,25 @@ class _Cell:
             ax.setTickFont(font)
         if head > 0:  # query labels only on the first column: the maps get the room
             self.plot.hideAxis("left")
-        self.plot.setMinimumSize(60, 60)
+        self.plot.setMinimumSize(60 if details else 30, 60 if details else 30)
+        self.values = np.zeros((0, 0))
+        self.labels: list[str] = []
+        self.stats_text = ""
+        self.numbers: tuple[float, float, float] | None = None  # task score, entropy, focus under the map
+        self.score_name = "rev"
+        self.joined = True
+        self.compact = False  # narrow maps: the numbers on three short lines instead of two long ones
+        if details:  # the numbers and sparkline under the map: a training run's (a real model's grid has none)
+            self._build_details()
+        self.set_colors(colors)
+        # before any data: an empty square without numeric ticks (they would mean nothing)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTicks([[], []])
+        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
+    def _build_details(self) -> None:
         self.stats = pg.LabelItem(justify="center", size="8pt")
         let_title_overflow(self.stats)  # its text width was each column's minimum: 4 heads needed ~590 px
-        self.compact = False  # narrow maps: the numbers on three short lines instead of two long ones
         self.spark = pg.PlotItem()
         self.spark.setMenuEnabled(False)
         self.spark.setMouseEnabled(x=False, y=False)
@@ -73,23 +87,14 @@ class _Cell:
         self.focus_curve = self.spark.plot()
         self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((128, 128, 128), width=1))
         self.spark.addItem(self.cursor_line)
-        self.values = np.zeros((0, 0))
-        self.labels: list[str] = []
-        self.stats_text = ""
-        self.numbers: tuple[float, float, float] | None = None  # task score, entropy, focus under the map
-        self.score_name = "rev"
-        self.joined = True
-        self.set_colors(colors)
-        # before any data: an empty square without numeric ticks (they would mean nothing)
-        for name in ("left", "bottom"):
-            self.plot.getAxis(name).setTicks([[], []])
-        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.spark.setXRange(0, 1, padding=0)
 
     def set_colors(self, c: ThemeColors) -> None:
         """Axes, title, numbers and sparkline in the theme's colours (the map's colours never change)."""
         self.colors = c
         style_plot(self.plot, c)
+        if not self.details:
+            return
         self.spark.getViewBox().setBackgroundColor(QColor(c.spark_bg))
         self.pens = {"rev": pg.mkPen(c.orange, width=1.6), "focus": pg.mkPen(c.blue, width=1.2)}
         self.set_joined(self.joined, force=True)
@@ -99,7 +104,7 @@ class _Cell:
     def set_joined(self, joined: bool, force: bool = False) -> None:
         """Lines through the recorded points, or (a model loaded without its history) the points only. Restyling
         16 curves cost ~4 ms of the GUI thread per sparkline redraw during a run: done only on a change."""
-        if joined == self.joined and not force:
+        if (joined == self.joined and not force) or not self.details:
             return
         self.joined = joined
         for curve, key, colour in ((self.rev_curve, "rev", self.colors.orange),
@@ -112,7 +117,7 @@ class _Cell:
 
     def show_numbers(self, numbers: tuple[float, float, float] | None) -> None:
         self.numbers = numbers
-        if numbers is None:
+        if numbers is None or not self.details:
             return
         c, (rev, ent, foc) = self.colors, numbers
         sep = "<br>" if self.compact else " · "
@@ -192,12 +197,14 @@ class HeadGrid(QWidget):
         rows = 3 if self.details else 1  # grid rows per layer: map, numbers, sparkline (or the map alone)
         for li in range(layers):
             for h in range(heads):
-                c = _Cell(li, h, self._colors)
+                c = _Cell(li, h, self._colors, self.details)
                 self._cells[(li, h)] = c
                 gl.addItem(c.plot, row=rows * li, col=h)
                 if self.details:
                     gl.addItem(c.stats, row=3 * li + 1, col=h)
                     gl.addItem(c.spark, row=3 * li + 2, col=h)
+                if not self.details and li < layers - 1:
+                    c.plot.hideAxis("bottom")  # key labels under the last layer only: 144 maps stay cheap
         for li in range(layers if self.details else 0):
             gl.layout.setRowStretchFactor(3 * li, 10)
             gl.layout.setRowStretchFactor(3 * li + 1, 0)
@@ -284,6 +291,8 @@ class HeadGrid(QWidget):
 
     def set_sparkline_cursor(self, step: float) -> None:
         """Move the step marker of every sparkline (the step the maps show)."""
+        if not self.details:
+            return
         for c in self._cells.values():
             if c.cursor_line.value() != step:
                 c.cursor_line.setValue(step)
@@ -292,6 +301,8 @@ class HeadGrid(QWidget):
                        cursor_step: float | None = None, max_step: float | None = None, joined: bool = True) -> None:
         """Task score and focus per head over ``steps``: arrays (n, layers, heads). ``joined=False`` (a
         model loaded without its history): only the recorded points are drawn, never a line invented between."""
+        if not self.details:
+            return
         for (li, h), c in self._cells.items():
             c.set_joined(joined)
             if len(steps) and reversal.ndim == 3 and li < reversal.shape[1] and h < reversal.shape[2]:

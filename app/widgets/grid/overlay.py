@@ -59,9 +59,13 @@ class MapOverlay(pg.GraphicsObject):
             return QPointF(o.x() + x * cw, o.y() + y * ch)
 
         # the causal boundary: key k is in the query's past when k <= q; the future is a staircase-edged triangle
-        stairs = [pt(n, n - 1)]
-        for q in range(n - 1, 0, -1):
-            stairs += [pt(q, q), pt(q, q - 1)]
+        # (cells under 3 px: the steps are invisible, a straight edge draws the same for a 144-map grid's price)
+        if min(abs(cw), abs(ch)) >= 3:
+            stairs = [pt(n, n - 1)]
+            for q in range(n - 1, 0, -1):
+                stairs += [pt(q, q), pt(q, q - 1)]
+        else:
+            stairs = [pt(n, n - 1), pt(1, 0)]
         if self.blocked is not None:
             # one filled polygon (not one rectangle per cell): the grid repaints up to 30 times a second
             region = QPainterPath(pt(1, 0))
