@@ -11,6 +11,7 @@ terminal; a log file or a pipe gets a plain line every ~10 % of the run instead 
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -20,9 +21,11 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="attention-playground",
         description="See attention work. With no command, opens the desktop app.",
     )
-    p.add_argument("--version", action="version", version=f"attention-playground {__version__}")
+    # not argparse's "version" action: that prints and exits 0 at once, whatever follows ("--version extra")
+    p.add_argument("--version", action="store_true", help=f"print the version ({__version__}) and exit")
     p.add_argument("--self-test", metavar="DIR", nargs="?", const="", default=None,
-                   help="open the window, render every view to PNG (into DIR or a temp folder) and exit 0")
+                   help="open the window, render every view to PNG (into DIR or a temp folder) and exit 0; its own "
+                        "settings, never the user's")
     sub = p.add_subparsers(dest="command")
 
     sub.add_parser("gui", help="open the desktop app (the default)")
@@ -56,8 +59,32 @@ def run_gui(self_test_dir: str | None = None) -> int:
 
 
 def main(argv: list[str]) -> int:
-    args = _build_parser().parse_args(argv)
+    """Parse ``argv`` and run its command; the exit code (2: bad input, said in one line naming the option)."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        if args.command is not None or args.self_test is not None:
+            parser.error("--version takes no other arguments")
+        from app.common.version import __version__
+
+        print(f"attention-playground {__version__}")
+        return 0
+    from app.common.validation import Refused
+
+    try:
+        return _dispatch(args)
+    except Refused as exc:  # a check deep in a command: the same one line as the command's own refusals
+        name = f" {args.command}" if args.command not in (None, "gui") else ""
+        print(f"attention-playground{name}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.self_test is not None:
+        if args.self_test:
+            from app.common.outputs import check_output_folder
+
+            check_output_folder(args.self_test, "--self-test")
         return run_gui(args.self_test)
     if args.command in (None, "gui"):
         return run_gui(None)

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import optim
 from .analysis import probe_attention
 from .devices import resolve_device
 from .evaluation import evaluate_task, evaluate_task_reference, evaluation_due
@@ -193,7 +194,7 @@ class ReversalTrainer:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed)
             self.model = TinyTransformer.from_config(cfg.model_config()).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.lr)
+        self.optimizer = optim.adam(self.model.parameters(), lr=cfg.lr)  # no torch._dynamo import (optim.py)
         self.train_data = generate_task_data(cfg.task, cfg.train_size, cfg.seq_len, cfg.vocab_size,
                                              seed=cfg.seed * 2 + 1).to(self.device)
         self.test_data = generate_task_data(cfg.task, cfg.test_size, cfg.seq_len, cfg.vocab_size,
@@ -261,7 +262,7 @@ class ReversalTrainer:
         loss = F.cross_entropy(rev_logits.reshape(-1, rev_logits.shape[-1]), rev_targets.reshape(-1))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        self.optimizer.step()
+        optim.step(self.optimizer)
         hits = rev_logits.argmax(-1) == rev_targets
         acc = hits.float().mean()
         # teacher-forced, every token right: for a causal model that is the greedy exact-sequence accuracy on this

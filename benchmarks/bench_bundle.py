@@ -48,7 +48,7 @@ def main() -> None:
             print(f"({label}: {path} not built, skipped)")
     work = Path(tempfile.mkdtemp(prefix="bench-bundle-"))
     tasks = {
-        "version": lambda i: ["--version"],
+        "version": lambda i: ["--version"],  # i: "runner-N", a name for this launch's outputs
         "export": lambda i: ["export", "--preset", "cat-sat-mat", "--view", "weights",
                              "--out", str(work / f"w{i}.png")],
         "self-test": lambda i: ["--self-test", str(work / f"st{i}")],
@@ -58,8 +58,8 @@ def main() -> None:
     print(f"{'launch':<10}" + "".join(f"{name:>18}" for name in runners))
     for task in args.only:
         cells = []
-        for base in runners.values():
-            times = [wall(base + tasks[task](i)) for i in range(args.repeat)]
+        for label, base in runners.items():  # each its own outputs: a run folder is not replaced without --force
+            times = [wall(base + tasks[task](f"{label}-{i}")) for i in range(args.repeat)]
             cells.append(f"{statistics.median(times):7.2f} [{times[0]:5.2f}]")
         print(f"{task:<10}" + "".join(f"{c:>18}" for c in cells), flush=True)
 

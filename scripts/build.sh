@@ -57,6 +57,8 @@ size_mb=$(du -sm "$target" | cut -f1)
 files=$(find "$target" -type f | wc -l)
 echo "build.sh: built $mode bundle $target in ${seconds}s: ${size_mb} MB, $files file(s)"
 if [ "$mode" = onedir ]; then
+  # the oldest glibc it runs on: the highest GLIBC_x.y any bundled library imports (docs/packaging.md quotes it)
+  .venv/bin/python scripts/glibc_floor.py "$target" --top 5 | sed 's/^/build.sh: /' || true
   echo "build.sh: run it with $target/attention-playground (or --help); check it with" \
        ".venv/bin/python scripts/smoke_test.py"
 else

@@ -225,6 +225,7 @@ def model_tab(window, app, out: Path, folder: Path, text: str = "") -> list[Path
     shot(f"model-{folder.name}-head")
     tab.views.setCurrentWidget(tab.flow)
     shot(f"model-{folder.name}-flow")
+    detect_tab(tab, session, shot, idle, app, folder.name)
     tab.open_button.click()
     shot(f"model-{folder.name}-in-playground")
     window.edits.set_cell("Q", 0, 0, 1.5)
@@ -233,6 +234,65 @@ def model_tab(window, app, out: Path, folder: Path, text: str = "") -> list[Path
     window.undo_stack.undo()
     shot(f"model-{folder.name}-undone")
     return written
+
+
+def detect_tab(tab, session, shot, idle, app, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The Detect view: the induction detector run, its best head clicked, then that head switched off (the scan
+    run with it off, the Heads grid showing it OFF), and every head back on."""
+    heads = session.heads
+
+    def wait() -> None:
+        end = time.time() + 300
+        while heads.busy and time.time() < end:
+            settle(app, 0.1)
+        idle()
+
+    tab.views.setCurrentIndex(tab.views.count() - 1)  # the Detect view: its detectors start when shown
+    settle(app, 0.2)
+    wait()
+    heads.set_kind("induction")
+    best = heads.detection.scores["induction"].best() if heads.detection is not None else (0, 0)
+    session.select_head(*best)
+    shot(f"model-{name}-detect")
+    heads.toggle(*best)
+    wait()
+    heads.start_scan()
+    wait()
+    view = tab.views.currentWidget()
+    view.left.setCurrentWidget(view.scan)  # the scan's grid, beside the pattern and the loss curve
+    shot(f"model-{name}-detect-head-off")
+    view.left.setCurrentIndex(0)
+    tab.views.setCurrentWidget(tab.grid)
+    shot(f"model-{name}-heads-one-off")
+    heads.switch_all_on()
+    wait()
+
+
+def lesson(window, app, out: Path, lesson_id: str, upto: int) -> list[Path]:  # type: ignore[no-untyped-def]
+    """Open a bundled lesson in the Learn dock and walk it as a learner would (Show me on do steps, the right answer
+    on predict steps) up to step ``upto`` (1-based); one picture there, named learn-<id>.png."""
+    from app.learn.model.engine import find_lesson
+
+    learn = window.learn
+    run = learn.open(find_lesson(lesson_id), 0)
+    for i in range(upto - 1):
+        settle(app, 0.2)
+        if run.kind == "do" and not run.done:
+            run.show_me()
+            end = time.time() + 120
+            while not run.done and time.time() < end:
+                settle(app, 0.1)
+        elif run.kind == "predict" and not run.revealed:
+            run.answer(run.sample_answer(True))
+        if i < upto - 2:
+            run.next()
+    run.next()
+    if run.kind == "predict":
+        run.answer(run.sample_answer(True))
+    settle(app, 1.5)
+    path = out / f"learn-{lesson_id}.png"
+    window.grab().save(str(path))
+    return [path]
 
 
 def main() -> int:
@@ -248,6 +308,9 @@ def main() -> int:
                         help="only the Model tab: open FOLDER, trace --text, open a head in the Playground, undo")
     parser.add_argument("--text", default="", help="with --model: the text to trace")
     parser.add_argument("--dark", action="store_true", help="the dark theme")
+    parser.add_argument("--lesson", metavar="ID",
+                        help="only this lesson, walked to --lesson-step (Show me, right answers)")
+    parser.add_argument("--lesson-step", type=int, default=3)
     args = parser.parse_args()
     from PySide6.QtCore import QSettings
 
@@ -268,7 +331,9 @@ def main() -> int:
     if args.dark:
         window.set_theme("dark", save=False)
     settle(app, 1.0)
-    if args.model is not None:
+    if args.lesson:
+        written = lesson(window, app, args.out, args.lesson, args.lesson_step)
+    elif args.model is not None:
         written = model_tab(window, app, args.out, args.model, args.text)
     elif args.layouts:
         written = layouts(window, app, args.out)
@@ -276,7 +341,7 @@ def main() -> int:
         written = presenting(window, app, args.out)
     else:
         written = playground(window, app, args.out)
-    if not args.playground_only and not args.layouts and not args.present and args.model is None:
+    if not (args.playground_only or args.layouts or args.present or args.lesson) and args.model is None:
         written += training(window, app, args.out)
     (args.out / ".screenshots.ini").unlink(missing_ok=True)
     for p in written:

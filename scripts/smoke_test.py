@@ -7,7 +7,10 @@
 Run it with the project's venv Python: it computes the expected numbers with attention_core from source and
 compares them with what the bundle exports. Checks: --version; export CSV (numbers equal the core's to 1e-12),
 PNG and SVG; train --epochs 1 (JSON summary, checkpoint files); --self-test (the window opens, every view renders
-to a PNG); resources/ present in the bundle; start-up time of the bundle versus `python -m app` (median of 3
+to a PNG); bad input refused with exit 2 before any work (an unwritable output, a missing folder, an oversized
+option, an argument too many); Ctrl+C while a film is written (exit 130, no film, no temporary file, the run kept);
+``inspect`` on a model folder the bundle trained itself (tokenizers and safetensors inside); resources/ present in
+the bundle; start-up time of the bundle versus `python -m app` (median of 3
 `--self-test` runs each). Prints a table; exits 1 if any check fails. The start-up time only fails the run with
 --max-start S (it depends on the machine's load); otherwise it is reported against the 5 s target.
 """
@@ -65,6 +68,23 @@ def run(cmd: list[str], timeout: float, cwd: Path | None = None) -> subprocess.C
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
         raise Failure(f"exit {proc.returncode}: {' '.join(cmd)}\n    " + "\n    ".join(tail))
     return proc
+
+
+def run_refused(cmd: list[str], timeout: float, words: str, cwd: Path | None = None, usage: bool = False) -> str:
+    """``cmd`` must exit 2 with one line on stderr that contains ``words`` (``usage``: argparse's usage lines
+    before it); returns that line."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=headless_env(),
+                              cwd=str(cwd) if cwd else None)
+    except subprocess.TimeoutExpired as exc:
+        raise Failure(f"timed out after {timeout:.0f}s: {' '.join(cmd)}") from exc
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    if usage:
+        lines = lines[-1:] if lines and lines[0].startswith("usage:") else lines
+    if proc.returncode != 2 or len(lines) != 1 or words not in lines[0] or "Traceback" in proc.stderr:
+        raise Failure(f"exit {proc.returncode}, expected 2 with {words!r}: {' '.join(cmd)}\n    " +
+                      "\n    ".join(lines[-8:]))
+    return lines[0]
 
 
 def check_png(path: Path, min_bytes: int = 2000, min_side: int = 50) -> tuple[int, int]:
@@ -248,6 +268,64 @@ def main() -> int:
         listing = ", ".join(f"{p.name} {w}x{h}" for p, (w, h) in zip(paths, sizes))
         return f"{len(paths)} non-empty PNGs: {listing}{note}"
 
+    def refusals() -> str:
+        """Bad input refused with exit 2 and the reason, before any work (issue 26): an output nobody can write,
+        an oversized option, an argument too many; all within a second (no torch, no training)."""
+        start = time.perf_counter()
+        lines = [run_refused([str(exe), "train", "--steps", "5", "--out", "/proc/run"], timeout, "cannot write in"),
+                 run_refused([str(exe), "export", "--preset", "cat-sat-mat", "--view", "weights", "--out",
+                              str(work / "missing" / "x.png")], timeout, "does not exist"),
+                 run_refused([str(exe), "train", "--seq-len", "100000", "--out", str(work / "big")], timeout,
+                             "--seq-len 100000 is out of range"),
+                 run_refused([str(exe), "--version", "extra"], timeout, "invalid choice: 'extra'", usage=True)]
+        seconds = time.perf_counter() - start
+        if (work / "missing").exists() or (work / "big").exists():
+            raise Failure("a refused command created its output folder")
+        return f"4 refusals in {seconds:.1f}s: " + " | ".join(line[:70] for line in lines)
+
+    def film_interrupted() -> str:
+        """Ctrl+C while the film is written: exit 130, one line, no film and no temporary file; the run written
+        before it stays."""
+        import signal
+
+        folder = work / "interrupted"
+        folder.mkdir()
+        proc = subprocess.Popen([str(exe), "train", "--steps", "60", "--out", str(folder / "run"), "--gif",
+                                 str(folder / "film.gif")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=headless_env(), start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while not (folder / "run" / "history.csv").exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise Failure(f"the run was not written (exit {proc.poll()}): {proc.communicate()[1][-500:]}")
+            time.sleep(0.02)
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl+C does
+        _out, err = proc.communicate(timeout=timeout)
+        last = err.strip().splitlines()[-1] if err.strip() else ""
+        if proc.returncode != 130 or last != "attention-playground train: stopped" or "Traceback" in err:
+            raise Failure(f"exit {proc.returncode}, last line {last!r}")
+        left = sorted(p.name for p in folder.iterdir())
+        if left != ["run"] or sorted(p.name for p in (folder / "run").iterdir()) != [
+                "config.json", "history.csv", "model.safetensors"]:
+            raise Failure(f"left {left} and {sorted(p.name for p in (folder / 'run').iterdir())}")
+        return "exit 130, 'stopped', no film, no temporary file, the run kept"
+
+    def inspect_model() -> str:
+        """A model folder opened by the bundle (tokenizers, safetensors inside): a tiny model trained by the
+        bundle itself, then ``inspect`` on it."""
+        tiny = work / "tiny-model"
+        run([str(exe), "train", "--steps", "5", "--out", str(tiny)], max(timeout, 300))
+        out = work / "inspect.json"
+        proc = run([str(exe), "inspect", "--model", str(tiny), "--text", "3 5 7 SEP", "--out", str(out)], timeout)
+        data = json.loads(out.read_text(encoding="utf-8"))
+        att = data.get("attentions")
+        if not att or len(att) != 2 or len(att[0]) != 4 or len(att[0][0]) != 4:
+            raise Failure(f"attentions of shape other than (2, 4, 4, 4) in {out}")
+        summary = json.loads(proc.stdout.strip().splitlines()[-1])
+        return (f"{summary['model']}: {summary['layers']} layers x {summary['heads']} heads on "
+                f"{summary['tokens']} tokens")
+
     def resources() -> str:
         src = ROOT / "resources"
         files = [p.relative_to(src) for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
@@ -281,6 +359,9 @@ def main() -> int:
     check("export svg", export_svg)
     check("train --epochs 1", train)
     check("self-test (GUI)", self_test)
+    check("refused before work", refusals)
+    check("Ctrl+C during a film", film_interrupted)
+    check("inspect a model folder", inspect_model)
     if onedir:
         check("resources bundled", resources)
     if not args.no_timing:

@@ -15,8 +15,10 @@ import json
 import re
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
+
+from app.common.outputs import check_run_folder
+from app.common.validation import Refused
 
 PROG = "attention-playground experiment"
 
@@ -32,11 +34,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="folder for one sub-folder per run and summary.csv")
     p.add_argument("--steps", type=int, default=None, help="train every run this many steps (overrides the runs)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: each run's, cpu)")
+    p.add_argument("--force", action="store_true", help="replace runs already in --out (refused without it)")
 
 
 def _fail(message: str) -> int:
     print(f"{PROG}: {message}", file=sys.stderr)
     return 2
+
+
+def _checked(index: int, config: Any) -> Any:
+    """``config`` through the CLI's checks (ranges, combination, memory); a refusal names the run."""
+    from app.common.validation import check_train
+
+    try:
+        return check_train(config)
+    except ValueError as exc:
+        raise Refused(f"run {index}: {exc}") from None
 
 
 def _folder_name(index: int, name: str) -> str:
@@ -66,12 +79,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             changes["steps"] = args.steps
         if args.device is not None:
             changes["device"] = args.device
-        runs = [replace(r, config=replace(r.config, **changes).validate()) for r in runs]
-    except ValueError as exc:
+        runs = [replace(r, config=_checked(i, replace(r.config, **changes))) for i, r in enumerate(runs, 1)]
+        out = check_run_folder(args.out, "--out", force=args.force)
+        for i, run in enumerate(runs, 1):  # a run's folder from an earlier experiment: replaced only with --force
+            if (out / _folder_name(i, run.name)).exists():
+                check_run_folder(out / _folder_name(i, run.name), "--out", force=args.force)
+    except ValueError as exc:  # Refused is one
         return _fail(str(exc))
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        return _fail(f"--out names a file, not a folder: {out}")
+    from app.common import stopping
     from app.training.cli import train_run
 
     rows = []
@@ -80,7 +95,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         trainer, summary = train_run(run.config, folder, desc=f"run {i}/{len(runs)} {run.name}")
         print(json.dumps({"run": run.name, "folder": str(folder.resolve()), **summary}), flush=True)
         rows.append({**summary_row(run, trainer.history), "folder": folder.name})
-    write_csv(out / "summary.csv", rows)
+    with stopping.deferred():
+        write_csv(out / "summary.csv", rows)
     print(json.dumps({"experiment": args.preset or str(args.runs), "out": str(out.resolve()),
                       "differing": differing_options([r.config for r in runs]), "runs": rows}))
     return 0

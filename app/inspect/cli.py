@@ -30,6 +30,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.common import stopping
+from app.common.outputs import check_output_file
+from app.common.validation import INSPECT_LIMITS, Refused, check_options
+
 PROG = "attention-playground inspect"
 KINDS = ("previous-token", "duplicate-token", "induction", "first-token")
 FORMATS = (".json", ".csv", ".png", ".svg", ".pdf")
@@ -47,7 +51,8 @@ def add_inspect_parser(sub: Any) -> None:
     p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--threads", type=int, default=1,
-                   help="CPU threads while the model runs (default 1: fastest on a busy machine; 0 = torch's own)")
+                   help="CPU threads while the model runs, 0 to 256 (default 1: fastest on a busy machine; 0 = "
+                        "torch's own)")
     p.add_argument("--truncate", action="store_true", help="cut a text longer than the model's positions")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--detect", choices=KINDS, default=None, help="score every head for this pattern")
@@ -98,9 +103,14 @@ def _check_args(args: argparse.Namespace) -> None:
             raise _Refusal(f"--out {args.out}: the file must end in {', '.join(FORMATS)}")
     if args.detect is not None and (args.out is None or Path(args.out).suffix.lower() != ".json"):
         raise _Refusal("--detect writes FILE.json: give --out FILE.json")
-    if args.threads < 0 or args.batch < 1:
-        raise _Refusal("--threads must be >= 0 and --batch >= 1")
-    if not Path(args.model).exists():  # said before torch is imported (~2 s)
+    try:  # the ranges and the output's folder (app/common), before torch is imported (~1-2 s)
+        check_options({"threads": args.threads, "batch": args.batch, "seq_len": args.seq_len, "seed": args.seed},
+                      INSPECT_LIMITS)
+        if args.out is not None and (args.detect is not None or args.ablate is None):
+            check_output_file(args.out, "--out")
+    except Refused as exc:
+        raise _Refusal(str(exc)) from None
+    if not Path(args.model).exists():
         raise _Refusal(f"{args.model}: no such file or folder")
 
 
@@ -115,7 +125,8 @@ def _index(value: int | None, count: int, what: str) -> int | None:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     from attention_core.fileio import atomic_write
 
-    atomic_write(path, lambda fh: json.dump(data, fh), text=True)
+    with stopping.deferred():
+        atomic_write(path, lambda fh: json.dump(data, fh), text=True)
 
 
 def _trace_json(trace: Any, layer: int | None, head: int | None) -> dict[str, Any]:
@@ -151,17 +162,20 @@ def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> i
                             w.writerow([li, h, q, k, trace.tokens[q], trace.tokens[k], f"{att[q, k]:.7g}"])
                             rows += 1
 
-    atomic_write(path, write, text=True)
+    with stopping.deferred():
+        atomic_write(path, write, text=True)
     return rows
 
 
 def _figure(trace: Any, path: Path, layer: int | None, head: int | None) -> None:
     try:
-        from app.inspect.qt.figure import write_inspect_figure
+        with stopping.deferred():  # importing Qt runs Python inside Qt's start-up: a stop waits (app.common.stopping)
+            from app.inspect.qt.figure import write_inspect_figure
     except ImportError as exc:
         raise _Refusal(f"image output is unavailable ({exc}); write .json or .csv instead") from None
     where = "" if layer is None else f" · layer {layer}" + ("" if head is None else f" · head {head}")
-    write_inspect_figure(trace, path, layer=layer, head=head, title=f"{trace.name}{where}")
+    with stopping.deferred():  # Qt draws it: a stop waits for the file (whole or none)
+        write_inspect_figure(trace, path, layer=layer, head=head, title=f"{trace.name}{where}")
 
 
 def _run_trace(model: Any, args: argparse.Namespace) -> dict[str, Any]:

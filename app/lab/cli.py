@@ -29,47 +29,58 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--d", type=int, default=64, help="head dimension (default 64)")
     b.add_argument("--batch", type=int, default=1)
     b.add_argument("--threads", type=int, default=1,
-                   help="CPU threads of torch and numpy's BLAS during the run (default 1: steady figures even on a "
-                        "busy machine; 0 = leave the libraries' own settings)")
+                   help="CPU threads of torch and numpy's BLAS during the run, 0 to 256 (default 1: steady figures "
+                        "even on a busy machine; 0 = leave the libraries' own settings)")
     b.add_argument("--memory-limit-mib", type=float, default=None,
                    help="skip points estimated above this (default: half the free memory of each device)")
-    b.add_argument("--out", required=True, help="FILE.csv")
+    b.add_argument("--out", required=True, help="FILE.csv (its folder must exist)")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    """Check the options (their ranges, a device that is there, a dtype something chosen can run) and the CSV's
+    folder, then measure; 2 with the reason for bad input, before anything is measured."""
+    from app.common import stopping
+    from app.common.outputs import check_output_file
     from app.common.progress import Progress
+    from app.common.validation import check_bench
     from attention_core import available_devices
     from attention_core.scaling import ScalingConfig, ScalingRun, iter_scaling
 
-    if Path(args.out).suffix.lower() != ".csv":
-        print(f"attention-playground bench: --out must name a .csv file (got {args.out!r})", file=sys.stderr)
-        return 2
+    try:
+        check_output_file(args.out, "--out", (".csv",))
+    except ValueError as exc:
+        return _fail(str(exc))
     have = available_devices()
     devices = have if args.devices == ["all"] else [("cuda:0" if d == "cuda" else d) for d in args.devices]
     missing = [d for d in devices if d not in have]
     if missing:
-        print(f"attention-playground bench: device {', '.join(missing)} is not available here "
-              f"(available: {', '.join(have)})", file=sys.stderr)
-        return 2
+        return _fail(f"device {', '.join(missing)} is not available here (available: {', '.join(have)})")
     try:
-        cfg = ScalingConfig(devices=tuple(devices), impls=tuple(args.impl), dtype=args.dtype, batch=args.batch,
-                            heads=args.heads, d=args.d, min_n=args.min_n, max_n=args.max_n, repeat=args.repeat,
-                            threads=args.threads or None, memory_limit_mib=args.memory_limit_mib).validate()
-    except ValueError as exc:
-        print(f"attention-playground bench: {exc}", file=sys.stderr)
-        return 2
+        cfg = check_bench(ScalingConfig(devices=tuple(devices), impls=tuple(args.impl), dtype=args.dtype,
+                                        batch=args.batch, heads=args.heads, d=args.d, min_n=args.min_n,
+                                        max_n=args.max_n, repeat=args.repeat, threads=args.threads or None,
+                                        memory_limit_mib=args.memory_limit_mib))
+    except ValueError as exc:  # Refused is one
+        return _fail(str(exc))
     run = ScalingRun(cfg)
     bar = Progress(cfg.total_items, "bench", unit="point")
     try:
-        for item in iter_scaling(cfg):
+        for item in iter_scaling(cfg, cancel=stopping.pending):  # a stop ends the measuring between two calls
             run.add(item)
             what = getattr(item, "impl", "matmul limit")
             text = f"{what} on {item.device}" + (f" n={item.n}" if hasattr(item, "n") else "")
             bar.update(item.index, text + (" skipped" if item.skipped_reason else ""))
     finally:
         bar.close()
-    run.write_csv(args.out)
+    stopping.check()  # stopped: no CSV of a run cut short
+    with stopping.deferred():
+        run.write_csv(args.out)
     summary = run.summary()
     summary["csv"] = str(Path(args.out).resolve())
     print(json.dumps(summary))
     return 0
+
+
+def _fail(message: str) -> int:
+    print(f"attention-playground bench: {message}", file=sys.stderr)
+    return 2

@@ -19,6 +19,7 @@ from typing import Any
 from psygnal import Signal, SignalGroup
 
 from app.common.runner import RunHandle, Runner, ThreadRunner
+from app.common.validation import check_bench
 from app.training.model.tools import format_eta
 from attention_core.scaling import (
     DTYPES,
@@ -123,7 +124,7 @@ class ScalingLab:
         """Measure with the current choice (the previous results are cleared); False when already running."""
         if self.is_running:
             return False
-        cfg = self.config.validate()
+        cfg = check_bench(self.config, flags=False)  # the CLI's checks: a run where nothing can run is refused
         self._run_id += 1
         run_id = self._run_id
         self._cancel = cancel = threading.Event()

@@ -66,6 +66,15 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 def run_lesson(lesson: Any, right: bool, window: Any = None, out: Any = None) -> int:
     """Drive ``lesson`` in ``window`` (default: a fresh offscreen window with throw-away settings); print the JSON
     lines to ``out`` (default stdout). 0 when every step behaved."""
+    from app.common import stopping
+
+    with stopping.deferred():  # Qt runs the lesson: a stop is acted on between two steps (app.common.stopping)
+        return _run_lesson(lesson, right, window, out)
+
+
+def _run_lesson(lesson: Any, right: bool, window: Any, out: Any) -> int:
+    from app.common import stopping
+
     out = out or sys.stdout
     own = window is None
     tmp = None
@@ -98,6 +107,7 @@ def run_lesson(lesson: Any, right: bool, window: Any = None, out: Any = None) ->
     bad = 0
     try:
         for rec in run_lines(learn, lesson, right):
+            stopping.check()
             bad += not rec["behaved"]
             print(json.dumps({k: rec.get(k) for k in KEYS}, ensure_ascii=False, default=str), file=out)
     finally:

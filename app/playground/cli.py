@@ -9,10 +9,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from app.common import stopping
+from app.common.outputs import check_output_file
 from app.common.titles import ExportContext, colorbar_label, full_title, step_title  # Qt-free
+from app.common.validation import check_scale
 from attention_core.steps import STEP_NAMES  # torch-free
 
 VIEWS = (*STEP_NAMES, "pipeline")  # what `export --view` accepts
+PROG = "attention-playground export"
 
 
 def add_export_parser(sub: Any) -> None:
@@ -23,9 +29,10 @@ def add_export_parser(sub: Any) -> None:
                                                    "lesson-random-4x8 or random-N")
     e.add_argument("--view", required=True, help="scores, scaled, masked, weights, output, or pipeline (every step "
                                                  "with Q, K and V in one figure; PNG, SVG or PDF)")
-    e.add_argument("--out", required=True, help="FILE.png, FILE.svg, FILE.pdf or FILE.csv")
+    e.add_argument("--out", required=True, help="FILE.png, FILE.svg, FILE.pdf or FILE.csv (its folder must exist)")
     e.add_argument("--mask", choices=("none", "causal"), default="none")
-    e.add_argument("--scale", type=float, default=None, help="multiplier (default 1/sqrt(d_k))")
+    e.add_argument("--scale", type=float, default=None,
+                   help="multiplier, a positive number up to 1000 (default 1/sqrt(d_k))")
 
 
 def export_context(preset_name: str, scale: float | None, d_k: int, mask: str = "none") -> ExportContext:
@@ -45,45 +52,56 @@ def export_title(view: str, preset_name: str, scale: float | None, d_k: int, mas
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """Check the view, the output file (suffix, folder there and writable), the preset, the mask and the scale,
+    then render; 2 with the reason for bad input. Qt renders the image, so a stop waits for the file
+    (``app.common.stopping``): the file is written whole or not at all."""
     from attention_core import attention_steps, causal_mask
     from attention_core.presets import get_preset
 
     view = args.view
     if view not in VIEWS:
-        print(f"attention-playground export: unknown view {view!r}; choose one of {', '.join(VIEWS)}",
-              file=sys.stderr)
-        return 2
-    suffix = Path(args.out).suffix.lower()
+        return _fail(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
     allowed = (".png", ".svg", ".pdf") if view == "pipeline" else (".png", ".svg", ".pdf", ".csv")
-    if suffix not in allowed:
-        print(f"attention-playground export: --out must end in {', '.join(allowed)} for --view {view} "
-              f"(got {args.out!r})", file=sys.stderr)
-        return 2
+    if Path(args.out).suffix.lower() not in allowed:
+        return _fail(f"--out must end in {', '.join(allowed)} for --view {view} (got {args.out!r})")
     try:
+        check_output_file(args.out, "--out")
+        if args.scale is not None:
+            check_scale(args.scale)
         preset = get_preset(args.preset)
-    except ValueError as exc:
-        print(f"attention-playground export: {exc}", file=sys.stderr)
-        return 2
+    except ValueError as exc:  # Refused is one
+        return _fail(str(exc))
     lq, lk = preset.q.shape[0], preset.k.shape[0]
     mask = None
     if args.mask == "causal":
         if lq != lk:
-            print("attention-playground export: a causal mask needs as many queries as keys", file=sys.stderr)
-            return 2
+            return _fail("a causal mask needs as many queries as keys")
         mask = causal_mask(lq)
     try:
         steps = attention_steps(preset.q, preset.k, preset.v, mask=mask, scale=args.scale)
     except ValueError as exc:  # e.g. --scale nan
-        print(f"attention-playground export: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
+    if not (np.isfinite(steps.weights).all() and np.isfinite(steps.output).all()):
+        return _fail(f"--scale {args.scale}: the weights are not finite numbers; use a smaller scale")
     context = export_context(preset.name, args.scale, preset.q.shape[1], args.mask)
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
+    with stopping.deferred():
+        _write(args, view, steps, preset, context)
+    print(str(Path(args.out).resolve()))
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return 2
+
+
+def _write(args: argparse.Namespace, view: str, steps: Any, preset: Any, context: ExportContext) -> None:
     if view == "pipeline":
         from app.playground.qt.pipeline_figure import write_pipeline_figure
 
         write_pipeline_figure(args.out, steps, list(preset.query_tokens), list(preset.key_tokens), context=context)
-        print(str(Path(args.out).resolve()))
-        return 0
+        return
     values = getattr(steps, view)
     rows = list(preset.query_tokens)
     cols = list(preset.key_tokens) if view != "output" else [f"v{j}" for j in range(values.shape[1])]
@@ -95,5 +113,3 @@ def cmd_export(args: argparse.Namespace) -> int:
                    kind="weights" if view == "weights" else "signed", context=context,
                    colorbar_label=colorbar_label(view, args.scale),
                    col_title="value dimension" if view == "output" else "")
-    print(str(Path(args.out).resolve()))
-    return 0

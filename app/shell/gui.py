@@ -1,12 +1,22 @@
-"""Start the Qt application and show the main window (or run the self-test and exit)."""
+"""Start the Qt application and show the main window (or run the self-test and exit).
+
+Before Qt starts, ``app.shell.display`` asks whether a window can open here; if not, one line says why and what to
+do (fitted to the bundle or the source) and the exit code is 2, instead of Qt's abort. Ctrl+C and SIGTERM close the
+window (a timer polls ``app.common.stopping``: Python's signal handlers only run while Python code does) and the
+process exits 130 / 143. ``--self-test`` uses throw-away settings in a temporary folder, never the user's.
+"""
 
 from __future__ import annotations
 
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from app.common import stopping
 from app.widgets.application import make_application  # noqa: F401 (the name scripts and tests use)
+
+STOP_POLL_MS = 150
 
 
 def run(self_test_dir: str | None = None) -> int:
@@ -14,45 +24,101 @@ def run(self_test_dir: str | None = None) -> int:
     there, print the paths and exit 0 (1 if any render failed)."""
     import os
 
-    headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if headless and not os.environ.get("QT_QPA_PLATFORM"):
-        if self_test_dir is None:
-            print("attention-playground: no display found (DISPLAY is not set). Start it with ./run.sh, which uses "
-                  "a virtual screen, or set QT_QPA_PLATFORM=offscreen.", file=sys.stderr)
-            return 2
+    from app.shell.display import display_problem
+
+    if self_test_dir is not None and sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM") \
+            and display_problem():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # the self-test renders to files; no screen needed
-    app = make_application()
+    problem = display_problem()
+    if problem:
+        print(f"attention-playground: {problem}", file=sys.stderr)
+        return 2
+    with stopping.deferred():  # Qt from here on: a signal is noted, the window closed at the next poll
+        return _run(self_test_dir)
+
+
+def _run(self_test_dir: str | None) -> int:
+    app: Any = make_application()
     from app import create_main_window
     from app.widgets.qt_compat import delete_now
 
-    if self_test_dir is not None:  # no background torch imports: closing would wait for them
-        from app.shell.main_window import MainWindow
-        from app.training.qt.panel import TrainingPanel
-
-        MainWindow.detect_devices = False
-        TrainingPanel.warm_up_torch = False
-    window = create_main_window()
-    window.show()
     if self_test_dir is None:
+        window = create_main_window()
+        window.show()
+        timer = _close_on_stop(window)
         code = app.exec()
+        timer.stop()
         delete_now(window, flush=True)  # see qt_compat: deleting it in PySide's exit hook can segfault
         return code
+    from PySide6.QtCore import QSettings
+
+    from app.shell.main_window import MainWindow
+    from app.training.qt.panel import TrainingPanel
+
+    MainWindow.detect_devices = False  # no background torch imports: closing would wait for them
+    TrainingPanel.warm_up_torch = False
+    own = tempfile.TemporaryDirectory(prefix="attention-self-test-settings-")
     out = Path(self_test_dir) if self_test_dir else Path(tempfile.mkdtemp(prefix="attention-self-test-"))
+    window = None
+    try:
+        settings = QSettings(str(Path(own.name) / "settings.ini"), QSettings.Format.IniFormat)
+        window = create_main_window(settings=settings)  # its own settings: the user's window stays as they left it
+        window.confirm_on_close = False
+        window.show()
+        written = _self_test(app, window, out)
+    except stopping.Stopped:
+        if not self_test_dir:  # the temporary folder was ours: nothing half-done left behind
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    finally:
+        if window is not None:
+            window.setWindowModified(False)
+            window.close()
+            delete_now(window, flush=True)
+        own.cleanup()
+    for path in written:
+        print(path)
+    ok = bool(written) and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in written)
+    return 0 if ok else 1
+
+
+def _self_test(app: Any, window: Any, out: Path) -> list[Path]:
+    """Render every view to PNG in ``out``; a stop is acted on between two views."""
     app.processEvents()
-    written = window.self_test(out)
+    stopping.check()
+    written: list[Path] = window.self_test(out)
+    stopping.check()
     written.append(out / "flow.png")  # the Playground's Flow view (issue 13)
     window.tab.flow.export(written[-1])
     tab = window.tab  # the Vectors tab, and the 3D tab where OpenGL works (elsewhere it shows why not)
     written += tab.vectors.self_test(out)
+    stopping.check()
     tab.view_tabs.setCurrentWidget(tab.surface)
     app.processEvents()
     written += tab.surface.self_test(out)
+    stopping.check()
     tab.view_tabs.setCurrentWidget(tab.pipeline)
     written += window.lab.self_test(out)  # the Lab tab and its plots
-    for path in written:
-        print(path)
-    ok = bool(written) and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in written)
-    window.setWindowModified(False)
-    window.close()
-    delete_now(window, flush=True)
-    return 0 if ok else 1
+    stopping.check()
+    return written
+
+
+def _close_on_stop(window: Any) -> Any:
+    """A timer that closes ``window`` (no unsaved-changes question: the user asked the process to stop) once a
+    stop is pending; the exit code then says stopped (``app.common.entry``)."""
+    from PySide6.QtCore import QTimer
+
+    timer = QTimer(window)
+    timer.setInterval(STOP_POLL_MS)
+
+    def poll() -> None:
+        if stopping.pending():
+            timer.stop()
+            window.confirm_on_close = False
+            window.close()
+
+    timer.timeout.connect(poll)
+    timer.start()
+    return timer

@@ -43,7 +43,7 @@ from app.shell.playground_tab import PlaygroundTab
 from app.training.qt.host import TrainingHost
 from app.widgets import screen_fit
 from app.widgets.qt_compat import protect_singletons
-from app.widgets.settings import THEMES, Settings
+from app.widgets.settings import THEMES, Settings, dialog_dir, remember_dialog_path, use_for_dialogs
 from app.widgets.theme import ThemeController
 from app.widgets.workers import run_in_background, wait_for_workers
 from attention_core.presets import PRESET_NAMES, get_preset, random_preset
@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
         protect_singletons()  # idempotent; covers scripts that build their own QApplication (app/widgets/qt_compat.py)
         super().__init__()
         self.settings = Settings(settings)
+        use_for_dialogs(self.settings)  # every file dialog opens in the folder last chosen (app/widgets/settings.py)
         self.playground = PlaygroundModel(preset)
         self.undo_stack = QUndoStack(self)
         self.edits = UndoableEdits(self.playground, self.undo_stack, self)
@@ -219,9 +220,10 @@ class MainWindow(QMainWindow):
     def open_session_dialog(self) -> None:
         if not self._confirm_discard():
             return
-        path, _ = QFileDialog.getOpenFileName(self, "Open session", self.settings.last_dir(),
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", dialog_dir(),
                                               "Attention Playground session (*.json);;All files (*)")
         if path:
+            remember_dialog_path(path)
             self.open_session(path)
 
     def open_session(self, path: str | Path) -> bool:
@@ -244,10 +246,11 @@ class MainWindow(QMainWindow):
         return self.save_session_as() if self.session_path is None else self.save_session_to(self.session_path)
 
     def save_session_as(self) -> bool:
-        start = str(Path(self.settings.last_dir()) / "session.json")
+        start = str(Path(dialog_dir()) / "session.json")
         path, _ = QFileDialog.getSaveFileName(self, "Save session", start, "Attention Playground session (*.json)")
         if not path:
             return False
+        remember_dialog_path(path)
         return self.save_session_to(path if path.lower().endswith(".json") else path + ".json")
 
     def save_session_to(self, path: str | Path) -> bool:
@@ -302,8 +305,9 @@ class MainWindow(QMainWindow):
 
     # ================================================================== export
     def export_all_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Export all steps to folder", self.settings.last_dir())
+        folder = QFileDialog.getExistingDirectory(self, "Export all steps to folder", dialog_dir())
         if folder:
+            remember_dialog_path(folder, is_dir=True)
             written = self.export_all(folder)
             self.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 6000)
 

@@ -82,6 +82,9 @@ class PlaygroundTab(QSplitter):
         self._park = center  # while wide, the unused tab widget waits here, hidden: always in the window's tree,
         self._park_side_tabs()  # so it is deleted with it (never left to PySide's exit hook, see app/qt_compat)
         self.narrow = False
+        self.sides_hidden = False  # presentation mode: the side columns hidden, whichever layout is in use
+        self._side_page = 0  # the narrow layout's page in front (Inputs or Controls), kept across layouts
+        self._pending_columns: tuple[bool, Any] | None = None
         self.addWidget(self.inputs_scroll)
         self.addWidget(center)
         self.addWidget(self.controls_scroll)
@@ -108,17 +111,49 @@ class PlaygroundTab(QSplitter):
             self.replaceWidget(0, self.side_tabs)
             self.side_tabs.addTab(self.inputs_scroll, "Inputs")
             self.side_tabs.addTab(self.controls_scroll, "Scale, mask, heads")
+            self.side_tabs.setCurrentIndex(self._side_page)  # the page in front last time stays in front
             self.side_tabs.show()
             self.setSizes([left, self.width() - left])
         else:
+            self._side_page = max(self.side_tabs.currentIndex(), 0)
             self.side_tabs.clear()
             self.replaceWidget(0, self.inputs_scroll)
             self._park_side_tabs()
             self.addWidget(self.controls_scroll)
-            self.inputs_scroll.show()
+            self.inputs_scroll.show()  # a tab widget's page that was not current is hidden: shown again here
             self.controls_scroll.show()
             self.setSizes([left, self.width() - left - 240, 240])
         self.setCollapsible(1, False)
+        if self.sides_hidden:  # presenting: the new layout's side columns stay out of sight too
+            self.set_sides_hidden(True)
+        self._restore_pending_columns()
+
+    def column_state(self) -> tuple[bool, Any]:
+        """The layout in use and the columns' widths, for ``restore_columns``."""
+        return self.narrow, self.saveState()
+
+    def restore_columns(self, saved: tuple[bool, Any]) -> None:
+        """Give the columns the widths ``column_state`` saw: now if that layout is in use, else as soon as it is
+        again (leaving full screen, the window's normal size may arrive after this call)."""
+        self._pending_columns = saved
+        self._restore_pending_columns()
+
+    def _restore_pending_columns(self) -> None:
+        if self._pending_columns is not None and self._pending_columns[0] == self.narrow:
+            self.restoreState(self._pending_columns[1])
+            self._pending_columns = None
+
+    def side_columns(self) -> list[QWidget]:
+        """The columns beside the maps in the layout in use: the Inputs | Controls tabs (narrow), or the inputs
+        and the controls columns (wide). Never a page of the tabs: hiding one of those would leave it hidden."""
+        return [self.side_tabs] if self.narrow else [self.inputs_scroll, self.controls_scroll]
+
+    def set_sides_hidden(self, hidden: bool) -> None:
+        """Hide the side columns (presentation mode) or show them again; kept across a switch of layout (the
+        full-screen window may be narrow where the window was wide, or the other way round)."""
+        self.sides_hidden = hidden
+        for widget in self.side_columns():
+            widget.setVisible(not hidden)
 
     def _park_side_tabs(self) -> None:
         self.side_tabs.setParent(self._park)

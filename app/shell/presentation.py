@@ -71,6 +71,7 @@ class Presenter(QObject):
         self.presenting = False
         self._hidden: list[QWidget] = []
         self._was = "normal"
+        self._columns: tuple[bool, Any] = (False, None)
         self.solo: SoloView | None = None
         view_menu.addSeparator()
         self.present_action = self._action(view_menu, "&Present", "F11", self.set_presenting, checkable=True)
@@ -133,10 +134,17 @@ class Presenter(QObject):
 
     # ---------------------------------------------------------------- presentation mode
     def side_panels(self) -> list[QWidget]:
-        """What presentation mode hides: the Playground's inputs and controls columns, the Training tab's set-up
-        column (once built) and any dock widget."""
+        """What presentation mode hides: the Playground's side columns in the layout in use (the Inputs | Controls
+        tabs when narrow, the two columns when wide; never the maps' column), the Training tab's set-up column
+        (once built) and any dock widget."""
         w = self.window
-        panels = [w.tab.widget(0), w.tab.widget(w.tab.count() - 1)]
+        panels: list[QWidget] = list(w.tab.side_columns())
+        panels += self._other_panels()
+        return panels
+
+    def _other_panels(self) -> list[QWidget]:
+        w = self.window
+        panels: list[QWidget] = []
         panel = w.training_host.built  # None until the Training tab is first opened
         if panel is not None:
             panels.append(panel.splitter.widget(0))
@@ -151,9 +159,12 @@ class Presenter(QObject):
         self.presenting = on
         if on:
             self._was = "full" if w.isFullScreen() else "max" if w.isMaximized() else "normal"
-            self._hidden = [p for p in self.side_panels() if not p.isHidden()]
+            self._columns = w.tab.column_state()
+            # the Playground's columns through its tab (they change with the layout); the others as they are
+            self._hidden = [p for p in self._other_panels() if not p.isHidden()]
             for p in self._hidden:
                 p.hide()
+            w.tab.set_sides_hidden(True)
             w.showFullScreen()
         else:
             self.close_solo()
@@ -164,6 +175,8 @@ class Presenter(QObject):
                 w.showMaximized()
             elif self._was == "normal":
                 w.showNormal()
+            w.tab.set_sides_hidden(False)
+            w.tab.restore_columns(self._columns)  # the columns' widths as they were (now, or once back)
         self.present_action.blockSignals(True)
         self.present_action.setChecked(on)
         self.present_action.blockSignals(False)

@@ -23,7 +23,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.common import stopping
+from app.common.outputs import check_output_file, check_run_folder
 from app.common.progress import Progress
+from app.common.validation import PROBE_LIMITS, Refused, check_options, check_train
 from attention_core.task_shapes import POSITIONAL_KINDS, TASK_NAMES  # torch-free
 
 if TYPE_CHECKING:
@@ -62,26 +65,23 @@ def add_train_parser(sub: Any) -> None:
                    help="position encoding: learned (default), sinusoidal, rotary or none")
     t.add_argument("--attention-dropout", type=float, default=None, metavar="P",
                    help="dropout on the attention weights while training, 0 to 0.9 (default 0)")
-    t.add_argument("--out", required=True, help="folder for model.safetensors, config.json, history.csv")
+    t.add_argument("--out", required=True, help="folder for model.safetensors, config.json, history.csv (its parent "
+                                                "must exist)")
+    t.add_argument("--force", action="store_true", help="replace a run already in --out (refused without it)")
     t.add_argument("--gif", metavar="FILE.gif", default=None,
                    help="also write the head grid's timeline as an animated GIF (one frame per recorded step)")
     t.add_argument("--mp4", metavar="FILE.mp4", default=None,
                    help="also write the head grid's timeline as an MP4 video (one frame per recorded step)")
 
 
-def _animation_targets(args: argparse.Namespace) -> list[Path] | str:
-    """The --gif / --mp4 files, checked before training starts (a typo must not cost a run); a message if wrong."""
+def _animation_targets(args: argparse.Namespace) -> list[Path]:
+    """The --gif / --mp4 files, checked before training starts (a typo or an unwritable folder must not cost a
+    run); ``Refused`` with the reason if wrong."""
     targets = []
     for flag in ("gif", "mp4"):
         value = getattr(args, flag, None)
-        if value is None:
-            continue
-        path = Path(value)
-        if path.suffix.lower() != f".{flag}":
-            return f"--{flag} must name a .{flag} file (got {value!r})"
-        if path.is_dir():
-            return f"--{flag} names a folder: {value!r}"
-        targets.append(path)
+        if value is not None:
+            targets.append(check_output_file(value, f"--{flag}", (f".{flag}",)))
     return targets
 
 
@@ -109,13 +109,15 @@ def train_run(config: TrainConfig, out: Path, desc: str = "train") -> tuple[Reve
     bar = Progress(config.total_steps, desc)
 
     def on_report(r: TrainingReport) -> None:
+        stopping.check()  # a stop that a library swallowed is raised here, at the next step
         bar.update(r.step, f"loss {r.loss:.3f} · seq-acc {r.sequence_accuracy:.1%}")
 
     try:
         trainer.run(on_report)
     finally:
         bar.close()
-    write_run_folder(out, trainer)
+    with stopping.deferred():  # the three files together or none: a stop waits for them (milliseconds)
+        write_run_folder(out, trainer)
     return trainer, trainer.summary()
 
 
@@ -135,16 +137,17 @@ def write_run_folder(out: Path, trainer: ReversalTrainer) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    """Check every option and output (exit 2 with the reason, before any work), train, write the run's folder,
+    then the films; print the JSON summary."""
     from attention_core.experiments import task_recipe
 
-    targets = _animation_targets(args)
-    if isinstance(targets, str):
-        return _fail(TRAIN, targets)
     try:
-        config = task_recipe(args.task, **train_overrides(args)).validate()
-    except ValueError as exc:
+        config = check_train(task_recipe(args.task, **train_overrides(args)))
+        out = check_run_folder(args.out, "--out", force=args.force)
+        targets = _animation_targets(args)
+    except ValueError as exc:  # Refused is one
         return _fail(TRAIN, str(exc))
-    trainer, summary = train_run(config, Path(args.out))
+    trainer, summary = train_run(config, out)
     for target in targets:
         summary[target.suffix.lower().lstrip(".")] = _write_animation(target, trainer)
     print(json.dumps(summary))
@@ -152,18 +155,26 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _write_animation(target: Path, trainer: Any) -> str:
-    """Film the run's head grid into ``target`` (GIF or MP4), one frame per recorded step; returns the path."""
+    """Film the run's head grid into ``target`` (GIF or MP4), one frame per recorded step; returns the path. Qt
+    renders the frames, so a stop is noted and acted on between two frames (``stopping``): the temporary file is
+    removed and no film is left."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
-    from app.training.film import history_from_reports, write_timeline
+    with stopping.deferred():
+        from app.training.film import history_from_reports, write_timeline
 
-    cfg = trainer.config
-    history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal, task=cfg.task,
-                                   positional=cfg.positional, attention_dropout=cfg.attention_dropout)
-    bar = Progress(len(history), f"write {target.name}", unit="frame")
-    try:
-        write_timeline(target, history, total_steps=cfg.total_steps, progress=lambda done, _n: bar.update(done))
-    finally:
-        bar.close()
+        cfg = trainer.config
+        history = history_from_reports(trainer.history, trainer.probe.tolist(), cfg.seq_len, cfg.causal,
+                                       task=cfg.task, positional=cfg.positional,
+                                       attention_dropout=cfg.attention_dropout)
+        bar = Progress(len(history), f"write {target.name}", unit="frame")
+        try:
+            write_timeline(target, history, total_steps=cfg.total_steps, progress=lambda done, _n: bar.update(done),
+                           cancelled=stopping.pending)
+        except OSError:
+            stopping.check()  # ffmpeg ended by the same Ctrl+C: a stop, not an error
+            raise
+        finally:
+            bar.close()
     return str(target.resolve())
 
 
@@ -178,16 +189,18 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--position", type=int, default=None,
                    help="the last position kept (default for a checkpoint: the SEP position L; required for "
                         "--preset)")
-    p.add_argument("--trials", type=int, default=8, help="random replacements to try (default 8)")
+    p.add_argument("--trials", type=int, default=8, help="random replacements to try (default 8; 1 to 10000)")
     p.add_argument("--mask", choices=("causal", "none"), default=None,
                    help="--preset only: the mask to probe (default causal); a checkpoint uses its own")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random replacements (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random replacements (default 0; 0 to 2^31-1)")
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
     """Run the probe and print its JSON; 2 with a message for bad input."""
-    if args.trials < 1:
-        return _fail(PROBE, f"--trials must be >= 1 (got {args.trials})")
+    try:
+        check_options({"trials": args.trials, "seed": args.seed}, PROBE_LIMITS)
+    except Refused as exc:
+        return _fail(PROBE, str(exc))
     if args.preset is not None:
         from attention_core.presets import get_preset
         from attention_core.probe import probe_attention_causality

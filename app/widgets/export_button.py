@@ -17,6 +17,8 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStyle, QToolButton, QWidget
 
+from app.widgets.settings import dialog_dir, remember_dialog_path
+
 FORMAT_TEXT = {"png": "PNG image…", "svg": "SVG image…", "pdf": "PDF document…", "csv": "CSV numbers…",
                "gif": "animated GIF…", "mp4": "MP4 video…"}
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "pdf": "PDF document (*.pdf)",
@@ -85,10 +87,11 @@ def attach_export_button(host: QWidget, fill: Callable[[QMenu], None], tooltip: 
 def ask_save_path(parent: QWidget | None, fmt: str, name: str, start_dir: str = "") -> str | None:
     """The save dialog for one format, starting at ``start_dir/name``; the path with the format's suffix, or None
     when cancelled."""
-    start = str(Path(start_dir) / name) if start_dir else str(Path.home() / name)
+    start = str(Path(dialog_dir(start_dir)) / name)  # the folder the user last chose (first time: Documents)
     path, _ = QFileDialog.getSaveFileName(parent, f"Export {fmt.upper()}", start, FILTERS[fmt])
     if not path:
         return None
+    remember_dialog_path(path)
     return path if path.lower().endswith("." + fmt) else path + "." + fmt
 
 

@@ -45,27 +45,10 @@ def ensure_application() -> Any:
     return app
 
 
-OFFSCREEN_NOTICES = ("propagateSizeHints",)
-"""Qt messages of the offscreen platform that say nothing about the figure ("This plugin does not support
-propagateSizeHints()", printed whenever a hidden widget's size hint changes: once per frame of a film)."""
-
-
 def _hide_offscreen_notices() -> None:
-    """Drop ``OFFSCREEN_NOTICES`` from stderr in an application made here for rendering files (the CLI, scripts), so
-    a log shows the progress lines and real warnings; every other message still reaches stderr."""
-    from PySide6.QtCore import qInstallMessageHandler
+    from app.widgets.application import hide_offscreen_notices
 
-    previous = None
-
-    def handler(mode: Any, context: Any, message: str) -> None:
-        if any(notice in message for notice in OFFSCREEN_NOTICES):
-            return
-        if previous is not None:
-            previous(mode, context, message)
-        else:
-            sys.stderr.write(message + "\n")
-
-    previous = qInstallMessageHandler(handler)
+    hide_offscreen_notices()
 
 
 def lay_out(widget: Any) -> None:

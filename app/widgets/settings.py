@@ -6,23 +6,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-APP_NAME = "AttentionPlayground"
+from app.common.paths import APP_NAME, data_dir, default_dir
+
+__all__ = ["APP_NAME", "MAX_RECENT", "THEMES", "ZOOM_RANGE", "Settings", "data_dir", "default_dir", "dialog_dir",
+           "remember_dialog_path", "use_for_dialogs"]
+
 THEMES = ("light", "dark", "system")
 """The theme choices: the View menu offers them (``app.widgets.theme``), ``Settings.theme`` stores one."""
 MAX_RECENT = 8
 ZOOM_RANGE = (0.5, 3.0)
 """The text zoom's limits (``Settings.zoom``): half to three times the desktop's font size."""
-
-
-def data_dir(create: bool = True) -> Path:
-    """Where sessions, exports, models and lesson progress go by default (created on first use; ``create=False``
-    for a path that is only written later, so merely starting the app leaves no folder behind)."""
-    from platformdirs import user_data_dir
-
-    path = Path(user_data_dir(APP_NAME, appauthor=False))
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 class Settings:
@@ -80,10 +73,14 @@ class Settings:
         self.q.setValue("files/recent", files[:MAX_RECENT])
 
     def last_dir(self) -> str:
-        return str(self.q.value("files/last_dir", "") or data_dir())
+        """The folder the user last chose in a file dialog; before any (or once it is gone): their Documents or
+        home folder, never the app's hidden data folder."""
+        value = str(self.q.value("files/last_dir", "") or "")
+        return value if value and Path(value).is_dir() else str(default_dir())
 
-    def set_last_dir(self, path: str) -> None:
-        self.q.setValue("files/last_dir", str(Path(path).parent))
+    def set_last_dir(self, path: str, is_dir: bool = False) -> None:
+        """Remember the folder of ``path`` (a chosen file), or ``path`` itself with ``is_dir``."""
+        self.q.setValue("files/last_dir", str(Path(path) if is_dir else Path(path).parent))
 
     def geometry(self) -> QByteArray | None:
         value = self.q.value("window/geometry")
@@ -105,3 +102,36 @@ class Settings:
 
     def set_splitter_state(self, state: QByteArray, name: str = "") -> None:
         self.q.setValue(f"window/splitter-{name}" if name else "window/splitter", state)
+
+
+# ---------------------------------------------------------------- where file dialogs open
+_dialogs: Settings | None = None
+_chosen = ""
+
+
+def use_for_dialogs(settings: Settings | None) -> None:
+    """Remember the folders chosen in every file dialog in ``settings`` (the window's; None: in memory only)."""
+    global _dialogs
+    _dialogs = settings
+
+
+def dialog_dir(start_dir: str = "") -> str:
+    """Where a file dialog opens: the folder the user last chose in any of the app's dialogs, else ``start_dir``,
+    else their Documents or home folder."""
+    if _dialogs is not None:
+        chosen = str(_dialogs.q.value("files/last_dir", "") or "")
+    else:
+        chosen = _chosen
+    if chosen and Path(chosen).is_dir():
+        return chosen
+    return start_dir if start_dir and Path(start_dir).is_dir() else str(default_dir())
+
+
+def remember_dialog_path(path: str, is_dir: bool = False) -> None:
+    """A file dialog returned ``path``: its folder is where the next dialog opens."""
+    global _chosen
+    if not path:
+        return
+    _chosen = str(Path(path) if is_dir else Path(path).parent)
+    if _dialogs is not None:
+        _dialogs.set_last_dir(path, is_dir)

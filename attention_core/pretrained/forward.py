@@ -149,9 +149,13 @@ class Runner:
         return rotate_half_rope(x, cos, sin, self.spec.rotary_dim)
 
     def masks(self, length: int) -> list[torch.Tensor | None]:
-        if length not in self._masks:
-            self._masks = {length: layer_masks(self.spec, length, self.device)}
-        return self._masks[length]
+        """The layers' masks for ``length`` (the last length's kept; read once, so two threads running the model
+        on different lengths, as the Model tab's trace and scan do, never find the other's in its place)."""
+        masks = self._masks.get(length)
+        if masks is None:
+            masks = layer_masks(self.spec, length, self.device)
+            self._masks = {length: masks}
+        return masks
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         x = self.w.embed[ids]

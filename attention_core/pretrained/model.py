@@ -142,10 +142,11 @@ class PretrainedModel:
         out = token_losses(logits, t).cpu().numpy()
         return out[0] if single else out
 
-    def trace(self, text_or_ids: Any, *, truncate: bool = False) -> Trace:
-        """Run one text (or ids) and keep everything: logits, attentions, q/k/v, scores, head outputs."""
+    def trace(self, text_or_ids: Any, *, truncate: bool = False, ablate: Ablation | None = None) -> Trace:
+        """Run one text (or ids) and keep everything: logits, attentions, q/k/v, scores, head outputs. ``ablate``
+        as in ``forward`` (those heads' outputs replaced; the trace's ``ablated`` names them, sorted)."""
         ids, note = self.ids_of(text_or_ids, truncate=truncate)
-        out = self.forward(ids, record=TRACE_RECORD)
+        out = self.forward(ids, record=TRACE_RECORD, ablate=ablate)
         r = out.records
 
         def stack(name: str) -> np.ndarray:  # filled layer by layer, each torch record dropped once copied
@@ -161,7 +162,7 @@ class PretrainedModel:
         return Trace(self.name, ids, self.token_strings(ids.tolist()), out.logits[0].cpu().numpy(), stack("weights"),
                      self.info, note, q=stack("q"), k=stack("k"), v=stack("v"),
                      head_outputs=stack("head_out"), scales=self.spec.scales, masks=masks,
-                     display=self.token_strings)
+                     display=self.token_strings, ablated=tuple(sorted((int(li), int(h)) for li, h in ablate or ())))
 
 
 @contextmanager

@@ -85,7 +85,10 @@ def test_cpu_run_writes_every_column_and_quadratic_slopes(tmp_path):
     (["--out", "x.txt"], "--out must name a .csv file"),
     (["--devices", "cuda:7", "--out", "x.csv"], "cuda:7 is not available here"),
     (["--impl", "magic", "--out", "x.csv"], "unknown implementation 'magic'"),
-    (["--max-n", "4", "--out", "x.csv"], "max_n"),
+    (["--max-n", "4", "--out", "x.csv"], "--max-n 4 is below --min-n 16"),
+    (["--threads", "10000", "--out", "x.csv"], "--threads 10000 is out of range: expected an integer from 0 to 256"),
+    (["--dtype", "float16", "--out", "x.csv"], "--dtype float16: nothing chosen can run it"),
+    (["--out", "nowhere/x.csv"], "the folder nowhere does not exist"),
     (["--dtype", "int8", "--out", "x.csv"], "dtype"),
 ])
 def test_bad_arguments_are_refused_with_the_reason(args, message, capsys, tmp_path, monkeypatch):

@@ -22,6 +22,7 @@ from app.learn.model.engine import (
 )
 from app.learn.model.expr import Evaluator, LessonExprError, render
 from app.learn.model.lab import uses_lab
+from app.learn.model.model_link import uses_model
 from app.learn.model.training import uses_training
 from app.learn.model.walk import check_file, dry_run, step_records
 from app.playground.model.playground import PlaygroundModel
@@ -44,8 +45,9 @@ def test_every_bundled_lesson_walks_right_and_wrong():
     lessons = bundled_lessons()
     assert {x.id for x in lessons} >= {"dot-product", "scaling", "softmax-cat-sat-mat", "masks"}
     for lesson in lessons:
-        if uses_training(lesson) or uses_lab(lesson):  # trains or measures: walked by test_cli_lessons.py and
-            continue  # test_lesson_training.py / test_lesson_lab.py
+        if uses_training(lesson) or uses_lab(lesson) or uses_model(lesson):  # trains or measures: walked by
+            # test_cli_lessons.py and test_lesson_training.py / test_lesson_lab.py / test_lesson_model.py
+            continue
         assert 5 <= len(lesson.steps) <= 15
         for right in (True, False):
             recs, run = _walk(lesson, right)
@@ -259,7 +261,7 @@ def test_not_json_and_duplicates_are_refused_with_the_line(tmp_path):
 def test_bundled_files_pass_the_checker():
     for path in sorted(LESSON_DIR.glob("*.json")):
         lesson = parse_lesson(path.read_text())
-        if uses_training(lesson) or uses_lab(lesson):  # checked (trained, measured) by tests/learn/test_cli_lessons.py
+        if uses_training(lesson) or uses_lab(lesson) or uses_model(lesson):  # checked by test_cli_lessons.py
             continue
         assert check_file(path) == []
         assert dry_run(parse_lesson(path.read_text()), right=False) == []

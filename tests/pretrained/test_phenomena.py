@@ -159,3 +159,29 @@ def test_scan_progress_cancel_and_json(hf_models):
         ablate(model, "The quick", [(0, 0)], how="resample")
     with pytest.raises(ValueError, match="no layer 2 head 0"):
         ablate(model, "The quick", [(2, 0)])
+
+
+def test_gpt2_small_has_the_literatures_heads_where_it_is_cached():
+    """Runs only where GPT-2 small is already in the local Hugging Face cache (never downloads): its induction heads
+    are the literature's (5.1, 5.5, 6.9, 7.2, 7.10 in TransformerLens' numbering, scores ~0.8-0.9) and 4.11 is a
+    previous-token head."""
+    from pathlib import Path
+
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = snapshot_download("gpt2", local_files_only=True,
+                                   allow_patterns=["config.json", "model.safetensors", "tokenizer.json"])
+    except Exception:
+        pytest.skip("GPT-2 small is not in the local Hugging Face cache")
+    if not (Path(folder) / "model.safetensors").is_file() or not (Path(folder) / "tokenizer.json").is_file():
+        pytest.skip("the cached GPT-2 lacks model.safetensors or tokenizer.json")
+    from attention_core.phenomena import head_scores
+    from attention_core.pretrained import load_pretrained
+
+    model = load_pretrained(folder, threads=1)
+    induction = head_scores(model, "induction")
+    found = set(induction.heads_above())
+    assert {(5, 1), (5, 5), (6, 9), (7, 2), (7, 10)} <= found, sorted(found)
+    assert min(induction.scores[h] for h in [(5, 1), (5, 5), (6, 9), (7, 2), (7, 10)]) > 0.6
+    assert (4, 11) in set(head_scores(model, "previous-token").heads_above())

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from psygnal import Signal, SignalGroup
 
 from app.common.runner import Runner, ThreadRunner
+from app.inspect.model.heads import HeadsAnalysis
 from app.inspect.model.playground_head import PlaygroundHead, playground_head
 from app.inspect.model.sources import ModelSource, discover
+from app.inspect.model.views import off_text
 
 if TYPE_CHECKING:
     from attention_core.pretrained import PretrainedModel, Trace
@@ -90,6 +92,7 @@ class InspectSession:
         self._job = 0  # the run whose results count; older runs' items are dropped
         self._handles: list[Any] = []
         self._top: tuple[Any, int, list[list[tuple[str, int, float]]]] | None = None
+        self.heads = HeadsAnalysis(self)  # the Detect view: detectors, ablation scan, heads switched off
 
     # ================================================================== reading
     @property
@@ -191,7 +194,8 @@ class InspectSession:
         self.tracing, self.error = True, ""
         self._set_status(f"Tracing {len(text_now)} characters through {model.name}…")
         self._changed("trace")
-        self._start(job, lambda: _trace(model, text_now))
+        off = self.heads.off  # the heads switched off now (the Detect view)
+        self._start(job, lambda: _trace(model, text_now, off))
 
     def select_head(self, layer: int, head: int) -> None:
         layers, heads = self.shape
@@ -212,6 +216,7 @@ class InspectSession:
     def shutdown(self, timeout_s: float = 30.0) -> None:
         """Drop every pending result and wait for the worker threads (the window closes)."""
         self._job += 1
+        self.heads.shutdown(timeout_s)
         for handle in self._handles:
             handle.wait(timeout_s)
         self._handles.clear()
@@ -249,16 +254,17 @@ class InspectSession:
             self.selected = (min(li, layers - 1), min(h, heads - 1))
             if path is not None:
                 self.recent = [str(path)] + [r for r in self.recent if r != str(path)][:9]
+                self.sources = discover(self.own_folders, self.recent)  # the list shows it under "opened before"
             i = item.model.info
             self._set_status(f"Loaded {item.model.name} in {item.seconds:.1f} s: {i.family}, {i.layers} layers × "
                              f"{i.heads} heads, {i.parameters:,} parameters ({i.dtype}). Tracing…")
-            self._changed("load", "selected", "trace")
+            self._changed("load", "selected", "trace", "sources")
         elif isinstance(item, _Traced):
             self.trace, self.traced_text, self.tracing, self.hovered = item.trace, item.text, False, None
             if item.text != self.text:
                 self.text = item.text
                 self._changed("text")
-            note = f" ({item.trace.note})" if item.trace.note else ""
+            note = "".join(f" ({n})" for n in (item.trace.note, off_text(item.trace.ablated)) if n)
             self._set_status(f"{self.model.name if self.model else ''}: {len(item.trace)} tokens traced in "
                              f"{item.seconds:.2f} s{note}. Hover a map for weights; click a head to enlarge it.")
             self._changed("trace", "hovered")
@@ -284,12 +290,12 @@ class InspectSession:
         self.events.changed.emit(frozenset(names))
 
 
-def _trace(model: PretrainedModel, text: str) -> Iterator[object]:
+def _trace(model: PretrainedModel, text: str, off: Sequence[tuple[int, int]] = ()) -> Iterator[object]:
     from attention_core.pretrained import PretrainedError
 
     t0 = time.perf_counter()
     try:
-        trace = model.trace(text, truncate=True)
+        trace = model.trace(text, truncate=True, ablate={p: "zero" for p in off} or None)
     except (PretrainedError, ValueError) as exc:
         yield _Failed("trace", str(exc))
         return

@@ -4,6 +4,7 @@ with its labels and mask, the hover read-out and the next-token list as text. Vi
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,6 +13,20 @@ from app.flow.model import FlowData
 
 if TYPE_CHECKING:
     from attention_core.pretrained import Trace
+
+
+def head_name(layer: int, head: int) -> str:
+    """"5.1": layer 5, head 1 (from 0, as the papers and TransformerLens write it)."""
+    return f"{int(layer)}.{int(head)}"
+
+
+def off_text(heads: Sequence[tuple[int, int]], limit: int = 8) -> str:
+    """"2 heads off: 5.1, 5.5" ("" when none is); past ``limit`` names, "… and 3 more"."""
+    if not heads:
+        return ""
+    names = [head_name(li, h) for li, h in sorted(heads)]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"{len(names)} head{'s' if len(names) != 1 else ''} off: {', '.join(names[:limit])}{more}"
 
 
 def trace_text(trace: Trace, limit: int = 60) -> str:
@@ -36,8 +51,9 @@ def layer_flow(trace: Trace, layer: int) -> FlowData:
         raise ValueError(f"no layer {layer} (the model has {trace.info.layers}, numbered from 0)")
     labels = tuple(f"{i}: {t}" for i, t in enumerate(trace.tokens))
     w = np.asarray(trace.attentions[layer], dtype=np.float64)
+    off = f" ({off_text(trace.ablated)})" if trace.ablated else ""
     return FlowData(w, labels, labels, tuple(f"head {h}" for h in range(w.shape[0])),
-                    f"{trace.name}: layer {layer}, every head")
+                    f"{trace.name}: layer {layer}, every head{off}")
 
 
 def head_blocked(trace: Trace, layer: int) -> np.ndarray | None:
@@ -64,4 +80,5 @@ def next_token_html(trace: Trace, position: int, top: list[tuple[str, int, float
     rows = "".join(f"<tr><td>{html.escape(name)}</td><td align='right'>&nbsp;{p:.1%}</td></tr>"
                    for name, _id, p in top)
     after = html.escape(trace.tokens[position])
-    return f"<b>Next token after '{after}'</b> (position {position}):<table>{rows}</table>"
+    off = f"<br><i>with {html.escape(off_text(trace.ablated))}</i>" if trace.ablated else ""
+    return f"<b>Next token after '{after}'</b> (position {position}){off}:<table>{rows}</table>"

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.inspect.model.session import InspectSession
 from app.inspect.model.views import next_token_html
+from app.inspect.qt.heads_view import HeadsView
 from app.inspect.qt.sources import SourcesPanel
 from app.inspect.qt.tokens import TokenStrip
 from app.inspect.qt.views import HeadMapView, HeadsGridView, LayerFlowView
@@ -65,6 +66,8 @@ class ModelTab(QSplitter):
         self.views.addTab(self.grid, "Heads")
         self.views.addTab(self.head_map, "Head")
         self.views.addTab(self.flow, "Flow")
+        self.detect = HeadsView(session)  # detectors, ablation scan, heads off
+        self.views.addTab(self.detect, "Detect")
         self.grid.headClicked.connect(lambda _l, _h: self.views.setCurrentWidget(self.head_map))
         v.addWidget(self.views, 1)
         bottom = QHBoxLayout()
@@ -82,7 +85,9 @@ class ModelTab(QSplitter):
         v.addLayout(bottom)
         self.addWidget(right)
         self.setStretchFactor(1, 1)
-        self.setSizes([280, 900])
+        self.setChildrenCollapsible(True)  # drag the left column away for room (a 1024 px window needs it)
+        self.setCollapsible(1, False)
+        self.setSizes([240, 900])
         self.dark = False
         ev = session.events
         ev.text.connect(self._show_text)

@@ -86,7 +86,7 @@ class TokenStrip(QWidget):
             p.setPen(QPen(QColor(c.orange if lit else c.muted), 1.5 if lit else 1.0))
             p.setBrush(QColor(c.orange).lighter(165) if lit else QColor(c.alt_base))
             p.drawRoundedRect(box, 3, 3)
-            p.setPen(QColor(c.text))
+            p.setPen(QColor("#111111") if lit else QColor(c.text))  # dark on the light highlight, either theme
             p.drawText(box, Qt.AlignmentFlag.AlignCenter, tok)
         if not self.tokens:
             p.setPen(QColor(c.muted))

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.common.validation import BENCH_LIMITS
 from app.lab.model import DTYPES, IMPLEMENTATIONS, ScalingLab
 
 MAX_NS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -60,11 +61,11 @@ class LabControls(QWidget):
         self.dtype_combo.addItems(list(DTYPES))
         self.dtype_combo.setToolTip("float16 / bfloat16 run on CUDA only (the torch paths)")
         self.dtype_combo.currentTextChanged.connect(lambda t: self._choose(dtype=t))
-        self.heads_spin = self._spin(1, 64, "heads", "attention heads h (the weights matrix is h·n² per sequence)")
-        self.d_spin = self._spin(1, 1024, "d", "head dimension d")
-        self.repeat_spin = self._spin(1, 100, "repeat", "timed calls per point; the median is plotted")
+        self.heads_spin = self._spin("heads", "attention heads h (the weights matrix is h·n² per sequence)")
+        self.d_spin = self._spin("d", "head dimension d")
+        self.repeat_spin = self._spin("repeat", "timed calls per point; the median is plotted")
         self.threads_spin = QSpinBox()
-        self.threads_spin.setRange(0, 256)
+        self.threads_spin.setRange(int(BENCH_LIMITS["threads"].lo), int(BENCH_LIMITS["threads"].hi))
         self.threads_spin.setSpecialValueText("all")
         self.threads_spin.setKeyboardTracking(False)
         self.threads_spin.setToolTip("CPU threads of torch and numpy's BLAS during the run (all = the libraries' "
@@ -119,9 +120,10 @@ class LabControls(QWidget):
         lab.events.run_state.connect(self.show_state)
         lab.events.progress.connect(self.show_progress)
 
-    def _spin(self, lo: int, hi: int, name: str, tip: str) -> QSpinBox:
+    def _spin(self, name: str, tip: str) -> QSpinBox:
+        """A spin box over the option's range (``app.common.validation.BENCH_LIMITS``, the CLI's too)."""
         spin = QSpinBox()
-        spin.setRange(lo, hi)
+        spin.setRange(int(BENCH_LIMITS[name].lo), int(BENCH_LIMITS[name].hi))
         spin.setToolTip(tip)
         spin.setKeyboardTracking(False)
         spin.valueChanged.connect(lambda v: self._choose(**{name: int(v)}))

@@ -39,6 +39,7 @@ from app.learn.model.training import Wait
 from app.playground.model.playground import PlaygroundModel
 
 if TYPE_CHECKING:
+    from app.inspect.model.session import InspectSession
     from app.lab.model import ScalingLab
     from app.training.model.session import TrainingSession
 
@@ -64,12 +65,14 @@ class LessonEvents(SignalGroup):
 class LessonRun:
     """One lesson being walked over ``model``. ``apply``: how edits reach the model (default: call directly).
     ``training``: the window's ``TrainingSession`` for lessons about the Training tab (``app.learn.model.training``);
-    ``lab``: its ``ScalingLab`` (``app.learn.model.lab``); ``wait(done, timeout_s)``: how to let their runs go on until
-    ``done()`` (default: pump their ``ThreadRunner`` s)."""
+    ``lab``: its ``ScalingLab`` (``app.learn.model.lab``); ``inspect``: its Model tab's ``InspectSession``
+    (``app.learn.model.model_link``); ``wait(done, timeout_s)``: how to let their runs go on until ``done()``
+    (default: pump their ``ThreadRunner`` s)."""
 
     def __init__(self, lesson: Lesson, model: PlaygroundModel, apply: Apply | None = None,
                  store: ProgressStore | None = None, training: TrainingSession | None = None,
-                 wait: Wait | None = None, lab: ScalingLab | None = None) -> None:
+                 wait: Wait | None = None, lab: ScalingLab | None = None,
+                 inspect: InspectSession | None = None) -> None:
         self.lesson, self.model = lesson, model
         self.apply: Apply = apply or direct_apply(model)
         self.store = store or MemoryStore()
@@ -84,7 +87,7 @@ class LessonRun:
         self._busy = False
         model.events.changed.connect(self._on_model)
         self.training, self.lab = training, lab
-        self.links = Links(training, lab, wait)
+        self.links = Links(training, lab, wait, inspect)
         for sig in self.links.signals():
             sig.connect(self._on_model)
 

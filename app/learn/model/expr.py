@@ -124,7 +124,8 @@ float32 (``estimate_mib``). The context adds its own (``probe_before`` / ``probe
 current state)."""
 
 CONTEXT_FUNCTIONS = frozenset({"probe_before", "probe_after", "step_reached", "accuracy_without", "lab_slope",
-                               "lab_seconds", "lab_doubling"})
+                               "lab_seconds", "lab_doubling", "real_score", "real_best_layer", "real_best_head",
+                               "real_best_score", "real_above", "real_second_half_without"})
 """Functions the lesson context adds: the causality probe on the current state (``app.learn.model.context``),
 over the Training tab's run ``step_reached(x)`` and ``accuracy_without(layer, head)`` (``app.learn.model.training``),
 over the Lab's measurement ``lab_slope(impl)``, ``lab_seconds(impl)``, ``lab_doubling(impl)``

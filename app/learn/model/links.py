@@ -1,7 +1,7 @@
-"""What a lesson reaches beyond the playground: the window's ``TrainingSession`` (``app.learn.model.training``) and its
-Lab
-(``app.learn.model.lab``). ``Links`` gives the lesson engine one place for their expression names, their do-step goals
-(detected from their events, performed by "show me") and waiting for their background runs. Qt-free."""
+"""What a lesson reaches beyond the playground: the window's ``TrainingSession`` (``app.learn.model.training``), its
+Lab (``app.learn.model.lab``) and its Model tab (``app.learn.model.model_link``). ``Links`` gives the lesson engine
+one place for their expression names, their do-step goals (detected from their events, performed by "show me") and
+waiting for their background runs. Qt-free."""
 
 from __future__ import annotations
 
@@ -9,24 +9,27 @@ from typing import TYPE_CHECKING, Any
 
 from app.learn.model import lab as lesson_lab
 from app.learn.model import training as lesson_training
+from app.learn.model.model_link import MODEL_GOALS, MODEL_NAMES, ModelLink
 from app.learn.model.training import Wait, default_wait
 
 if TYPE_CHECKING:
+    from app.inspect.model.session import InspectSession
     from app.lab.model import ScalingLab
     from app.training.model.session import TrainingSession
 
-EXTERNAL_GOALS = (*lesson_training.TRAINING_GOALS, *lesson_lab.LAB_GOALS)
-RUN_GOALS = frozenset({"trained", "causal", "measured"})
+EXTERNAL_GOALS = (*lesson_training.TRAINING_GOALS, *lesson_lab.LAB_GOALS, *MODEL_GOALS)
+RUN_GOALS = frozenset({"trained", "causal", "measured", "model_open", "model_detected", "model_heads_off"})
 """Goals that start a background run: a resumed lesson does not replay them (the learner's model stays)."""
 
 
 class Links:
-    """The training session and the Lab a lesson may use (either may be None: its names then say why)."""
+    """The training session, the Lab and the Model tab a lesson may use (any may be None: its names then say why)."""
 
     def __init__(self, training: TrainingSession | None = None, lab: ScalingLab | None = None,
-                 wait: Wait | None = None) -> None:
+                 wait: Wait | None = None, inspect: InspectSession | None = None) -> None:
         self.training, self.lab = training, lab
-        self.wait: Wait = wait or default_wait(*(x.runner for x in (training, lab) if x is not None))
+        self.model = ModelLink(inspect) if inspect is not None else None
+        self.wait: Wait = wait or default_wait(*(x.runner for x in (training, lab, inspect) if x is not None))
         self._train_baseline: lesson_training.Baseline | None = None
         self._lab_baseline: lesson_lab.Baseline | None = None
         self._measured: dict[Any, float] = {}  # accuracies measured with a head off, by (model, step, head)
@@ -39,6 +42,8 @@ class Links:
             out += [ev.run_state, ev.history, ev.ablation, ev.shown, ev.config]
         if self.lab is not None:
             out += [self.lab.events.run_state, self.lab.events.results]
+        if self.model is not None:
+            out += self.model.signals()
         return out
 
     def names(self) -> tuple[dict[str, Any], dict[str, str]]:
@@ -48,11 +53,14 @@ class Links:
             names.update(lesson_training.context(self.training, self._measured))
         if self.lab is not None:
             names.update(lesson_lab.context(self.lab))
+        if self.model is not None:
+            names.update(self.model.context())
         no_training = lesson_training.NO_MODEL if self.training is not None else (
             "this lesson needs the Training tab (run it in the app)")
         no_lab = lesson_lab.NO_MEASUREMENT if self.lab is not None else "this lesson needs the Lab (run it in the app)"
         return names, dict.fromkeys(lesson_training.TRAINING_NAMES, no_training) | dict.fromkeys(
-            lesson_lab.LAB_NAMES, no_lab)
+            lesson_lab.LAB_NAMES, no_lab) | (self.model.missing() if self.model is not None else dict.fromkeys(
+            MODEL_NAMES, "this lesson needs the Model tab (run it in the app)"))
 
     def opened(self) -> None:
         """A do step opened: what its goal must move beyond."""
@@ -60,6 +68,8 @@ class Links:
         self._lab_baseline = lesson_lab.Baseline(self.lab) if self.lab is not None else None
 
     def goal_met(self, name: str, value: Any) -> bool:
+        if name in MODEL_GOALS:
+            return self.model is not None and self.model.goal_met(name, value)
         if name in lesson_training.TRAINING_GOALS:
             return self.training is not None and lesson_training.goal_met(self.training, name, value,
                                                                           self._train_baseline)
@@ -72,6 +82,10 @@ class Links:
 
     def perform(self, name: str, value: Any) -> tuple[bool, str]:
         """Show me: (started or done, message)."""
+        if name in MODEL_GOALS:
+            if self.model is None:
+                return False, "This step needs the Model tab: open the lesson in the app."
+            return self.model.perform(name, value)
         if name in lesson_training.TRAINING_GOALS:
             if self.training is None:
                 return False, "This step needs the Training tab: open the lesson in the app."
@@ -84,4 +98,5 @@ class Links:
         """A background run is going on (training, being built, or measuring)."""
         t, lab = self.training, self.lab
         return bool((t is not None and (t.is_running or t.run_state == "building")) or (lab is not None and
-                                                                                          lab.is_running))
+                                                                                          lab.is_running)
+                    or (self.model is not None and self.model.busy()))

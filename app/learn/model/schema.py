@@ -35,6 +35,7 @@ from typing import Any
 
 from app.learn.model.expr import LessonExprError, parse, placeholders
 from app.learn.model.lab import LAB_GOALS
+from app.learn.model.model_link import HEAD_SETS, MODEL_GOALS
 from app.learn.model.training import ABLATE_TARGETS, TRAINING_GOALS
 from app.playground.model.state import MASK_MODES
 from attention_core.presets import PRESET_NAMES
@@ -43,12 +44,12 @@ from attention_core.steps import STEP_NAMES
 MIN_STEPS, MAX_STEPS = 5, 15
 KINDS = ("look", "do", "predict")
 ASK_TYPES = ("choice", "number", "cell")
-GOALS = ("scale", "mask", "heads", "points_at", "edit", *TRAINING_GOALS, *LAB_GOALS)
+GOALS = ("scale", "mask", "heads", "points_at", "edit", *TRAINING_GOALS, *LAB_GOALS, *MODEL_GOALS)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _STEP_KEYS = {"kind", "title", "text", "state", "highlight", "view"}
-VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate")
+VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate", "model", "detect")
 """The views a step may bring to the front (``"view"``): the playground's, the Lab, the Training tab (its Ablate
-tab: ``"ablate"``)."""
+tab: ``"ablate"``), the Model tab (its Detect view: ``"detect"``)."""
 COVERS = (*STEP_NAMES, "multihead")
 """What a predict step may cover: the five step maps and the whole Multi-head view."""
 _KIND_KEYS = {"look": set(), "do": {"goal", "hint"}, "predict": {"ask", "cover", "why"}}
@@ -298,6 +299,10 @@ class _Checker:
             self.bad(p, "goal trained must be the greedy accuracy to reach, a fraction in (0, 1] such as 0.99")
         elif name == "causal" and not isinstance(v, bool):
             self.bad(p, "goal causal must be true or false (train with or without the causal mask)")
+        elif name in ("model_open", "model_detected") and v is not True:
+            self.bad(p, f"goal {name} must be true")
+        elif name == "model_heads_off" and v not in HEAD_SETS:
+            self.bad(p, f"goal model_heads_off must be one of {', '.join(HEAD_SETS)}")
         elif name == "measured" and v is not True:
             self.bad(p, "goal measured must be true (a measurement in the Lab finished)")
         elif name == "ablate" and v not in ABLATE_TARGETS:

@@ -14,6 +14,7 @@ from app.learn.model.expr import LessonExprError
 from app.learn.model.files import Lesson, load_lesson
 from app.learn.model.lab import uses_lab
 from app.learn.model.links import RUN_GOALS
+from app.learn.model.model_link import uses_model
 from app.learn.model.schema import LessonFileError, Problem
 from app.learn.model.training import uses_training
 from app.playground.model.playground import PlaygroundModel
@@ -34,7 +35,12 @@ def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:
         from app.lab.model import ScalingLab
 
         lab = ScalingLab(runner=ThreadRunner())
-    run = LessonRun(lesson, model, training=session, lab=lab)
+    inspect = None
+    if uses_model(lesson):  # and one about the Model tab opens (show me: trains in seconds) the model it reads
+        from app.inspect.model.session import InspectSession
+
+        inspect = InspectSession(runner=ThreadRunner())
+    run = LessonRun(lesson, model, training=session, lab=lab, inspect=inspect)
     try:
         for rec in step_records(run, right):
             if not rec["behaved"]:
@@ -47,6 +53,8 @@ def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:
             session.shutdown()
         if lab is not None:
             lab.shutdown()
+        if inspect is not None:
+            inspect.shutdown()
     return problems
 
 

@@ -155,7 +155,7 @@ class Learn(QObject):
         if w.tabs.currentWidget() is not w.tab:
             w.tabs.setCurrentWidget(w.tab)
         run = LessonRun(lesson, w.playground, w.edits.apply, self.store, training=w.training, wait=qt_wait,
-                        lab=w.lab.model)
+                        lab=w.lab.model, inspect=w.inspect.model)
         run.events.step.connect(lambda: self._show_view(run))
         return run
 
@@ -164,6 +164,11 @@ class Learn(QObject):
         w, tab = self.window, self.window.tab
         if run.view == "lab":  # the scaling lab: measured on this machine
             w.tabs.setCurrentWidget(w.lab.tab)
+            return
+        if run.view in ("model", "detect"):  # the Model tab (its Detect view: the head detectors)
+            model_tab = w.inspect.show()
+            if run.view == "detect":
+                model_tab.views.setCurrentWidget(model_tab.detect)
             return
         if run.view in ("training", "ablate"):  # the Training tab (built on first use: it imports torch)
             panel = w.training_panel
@@ -197,8 +202,12 @@ class Learn(QObject):
         return lesson
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open lesson", "", "Lessons (*.json);;All files (*)")
+        from app.widgets.settings import dialog_dir, remember_dialog_path
+
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open lesson", dialog_dir(),
+                                              "Lessons (*.json);;All files (*)")
         if path:
+            remember_dialog_path(path)
             self.open_file(path)
 
     @property
@@ -321,10 +330,13 @@ class Learn(QObject):
 
 
 def qt_wait(done: Callable[[], bool], timeout_s: float) -> bool:
-    """Spin the Qt event loop (a training run's steps arrive through it) until ``done()`` or ``timeout_s``."""
+    """Spin the Qt event loop (a training run's steps arrive through it) until ``done()`` or ``timeout_s``, or
+    until a stop is asked for (Ctrl+C in ``lessons --run``: the command raises it between two steps)."""
+    from app.common import stopping
+
     deadline = time.monotonic() + timeout_s
     while not done():
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or stopping.pending():
             return False
         loop = QEventLoop()
         QTimer.singleShot(20, loop.quit)

@@ -221,7 +221,8 @@ class LearnPanel(QWidget):
     def _done_text(self) -> str:
         """Where the result of a finished do step is on screen (the step's view names the tab)."""
         view = self.run.view if self.run is not None else None
-        where = {"lab": "the Lab", "training": "the Training tab", "ablate": "the Training tab's Ablate view"}
+        where = {"lab": "the Lab", "training": "the Training tab", "ablate": "the Training tab's Ablate view",
+                 "model": "the Model tab", "detect": "the Model tab's Detect view"}
         return f"Done: {where.get(view or '', 'the playground')} shows it."
 
     def _set_feedback(self, fb: Feedback | None) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from app.common.validation import SCALE, check_scale
 from app.playground.model.preset_setting import apply_preset_setting
 from attention_core import AttentionSteps, attention_steps, causal_mask, default_scale
 from attention_core.heads import MultiHeadSteps, multi_head_steps
@@ -223,10 +224,8 @@ class PlaygroundState:
     def set_scale(self, mode: str, custom: float | None = None) -> None:
         if mode not in SCALE_MODES:
             raise ValueError(f"scale mode must be one of {SCALE_MODES}")
-        if custom is not None:
-            if not (math.isfinite(custom) and custom > 0):
-                raise ValueError(f"scale must be a positive number, got {custom}")
-            self.custom_scale = float(custom)
+        if custom is not None:  # the one range of the CLI's --scale and this control (ValueError naming it)
+            self.custom_scale = check_scale(custom, flags=False)
         self.scale_mode = mode
 
     def set_mask_mode(self, mode: str) -> None:
@@ -380,7 +379,7 @@ class PlaygroundState:
                 s.matrices[name] = arr
             s.scale_mode = snap.get("scale_mode", "sqrt")
             s.custom_scale = float(snap.get("custom_scale", 0.5))
-            if s.scale_mode not in SCALE_MODES or not (math.isfinite(s.custom_scale) and s.custom_scale > 0):
+            if s.scale_mode not in SCALE_MODES or not 0 < s.custom_scale <= SCALE.hi:  # NaN too
                 raise ValueError("invalid scale settings")
             s.mask_mode = snap.get("mask_mode", "none")
             if s.mask_mode not in MASK_MODES:

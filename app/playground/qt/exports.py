@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.common.titles import step_title
 from app.playground.model.export_context import playground_context, shared_label
 from app.widgets.export_button import FILTERS, IMAGE_FORMATS, guarded
+from app.widgets.settings import dialog_dir, remember_dialog_path
 
 if TYPE_CHECKING:
     from app.playground.model.playground import PlaygroundModel
@@ -37,15 +38,15 @@ def export_pipeline_figure(path: str | Path, model: PlaygroundModel) -> str:
 
 def export_pipeline_dialog(window: Any) -> str | None:
     """File → Export pipeline figure…: PNG, SVG or PDF (the dialog's filter, or the typed suffix, decides)."""
-    start = str(Path(window.settings.last_dir()) / "attention-pipeline.png")
+    start = str(Path(dialog_dir()) / "attention-pipeline.png")
     path, chosen = QFileDialog.getSaveFileName(window, "Export pipeline figure", start,
                                                ";;".join(FILTERS[f] for f in IMAGE_FORMATS))
     if not path:
         return None
+    remember_dialog_path(path)
     if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
         path += "." + next((f for f in IMAGE_FORMATS if FILTERS[f] == chosen), "png")
     if not guarded(window, lambda: export_pipeline_figure(path, window.playground)):
         return None
-    window.settings.set_last_dir(path)
     window.statusBar().showMessage(f"Exported the pipeline figure to {path}", 6000)
     return path

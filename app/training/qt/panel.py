@@ -44,7 +44,7 @@ from app.training.qt.setup import TrainingSetupForm
 from app.training.qt.timeline import Timeline
 from app.training.qt.tryit import TryItView
 from app.widgets.grid.head_grid import HeadGrid
-from app.widgets.settings import Settings, data_dir
+from app.widgets.settings import Settings, dialog_dir, remember_dialog_path
 from app.widgets.side_panel import SideScroll
 from app.widgets.workers import run_in_background
 from attention_core.train_config import TrainConfig
@@ -289,9 +289,11 @@ class TrainingPanel(QWidget):
     def _save_dialog(self) -> None:
         latest = self.session.history.latest
         name = f"{latest.task}-step{latest.step}.safetensors" if latest is not None else "model.safetensors"
-        path, _ = QFileDialog.getSaveFileName(self, "Save model", str(_models_dir() / name), "Models (*.safetensors)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save model", str(Path(dialog_dir()) / name),
+                                              "Models (*.safetensors)")
         if not path:
             return
+        remember_dialog_path(path)
         if not path.endswith(".safetensors"):
             path += ".safetensors"
         try:
@@ -300,9 +302,10 @@ class TrainingPanel(QWidget):
             QMessageBox.warning(self, "Cannot save the model", str(exc))
 
     def _load_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load model", str(_models_dir()),
+        path, _ = QFileDialog.getOpenFileName(self, "Load model", dialog_dir(),
                                               "Models (*.safetensors);;All files (*)")
         if path:
+            remember_dialog_path(path)
             self.load_model(path)
 
     # ================================================================== export (app/training/qt/export.py)
@@ -340,12 +343,3 @@ class TrainingPanel(QWidget):
             if widget.grab().save(str(path)):
                 written.append(path)
         return written
-
-
-def _models_dir() -> Path:
-    try:
-        d = data_dir() / "models"
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return Path.home()
-    return d

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.common.validation import MAX_SEED, check_train
 from app.training.model.status import NO_POSITIONS_WHY
 from attention_core.task_shapes import MAX_ATTENTION_DROPOUT, POSITIONAL_KINDS, TASK_LAYOUTS, TASK_NAMES
 from attention_core.train_config import TrainConfig
@@ -133,7 +134,7 @@ class TrainingSetupForm(QWidget):
         length_row.addWidget(self.length_unit)
         self.total_label = QLabel()
         self.total_label.setObjectName("mutedLabel")  # colours by object name: resources/styles/
-        self.seed = _spin(0, 2_147_483_647, 0, "Same seed = same initialisation, same data, same batches.")
+        self.seed = _spin(0, MAX_SEED, 0, "Same seed = same initialisation, same data, same batches.")
         self.device = QComboBox()
         devices = available_devices() if _torch_loaded() else ["cpu"]
         self.device.addItems(devices)
@@ -288,8 +289,8 @@ class TrainingSetupForm(QWidget):
 
         self.causal_note.setVisible(not self.causal.isChecked())
         self.positions_note.setVisible(self.positional.currentText() == "none")
-        try:
-            cfg = TrainConfig(**self.values()).validate()
+        try:  # the CLI's checks (app/common/validation.py): ranges, the combination, this machine's memory
+            cfg = check_train(TrainConfig(**self.values()), flags=False)
         except ValueError as exc:
             self._config, self._error = None, str(exc)
         else:

@@ -32,9 +32,9 @@ from attention_core.masks import causal_mask
 class _Cell:
     """The items of one head: map plot, image, overlay, stats label, sparkline."""
 
-    def __init__(self, layer: int, head: int, colors: ThemeColors, details: bool = True) -> None:
-        self.layer, self.head, self.details = layer, head, details
-        self.plot = pg.PlotItem(enableMenu=False)  # no context menus to build: ~2 ms a map
+    def __init__(self, layer: int, head: int, colors: ThemeColors) -> None:
+        self.layer, self.head = layer, head
+        self.plot = pg.PlotItem(enableMenu=False)  # no context menus to build: half a map's build time
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.invertY(True)
@@ -55,25 +55,10 @@ class _Cell:
             ax.setTickFont(font)
         if head > 0:  # query labels only on the first column: the maps get the room
             self.plot.hideAxis("left")
-        self.plot.setMinimumSize(60 if details else 30, 60 if details else 30)
-        self.values = np.zeros((0, 0))
-        self.labels: list[str] = []
-        self.stats_text = ""
-        self.numbers: tuple[float, float, float] | None = None  # task score, entropy, focus under the map
-        self.score_name = "rev"
-        self.joined = True
-        self.compact = False  # narrow maps: the numbers on three short lines instead of two long ones
-        if details:  # the numbers and sparkline under the map: a training run's (a real model's grid has none)
-            self._build_details()
-        self.set_colors(colors)
-        # before any data: an empty square without numeric ticks (they would mean nothing)
-        for name in ("left", "bottom"):
-            self.plot.getAxis(name).setTicks([[], []])
-        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
-
-    def _build_details(self) -> None:
+        self.plot.setMinimumSize(60, 60)
         self.stats = pg.LabelItem(justify="center", size="8pt")
         let_title_overflow(self.stats)  # its text width was each column's minimum: 4 heads needed ~590 px
+        self.compact = False  # narrow maps: the numbers on three short lines instead of two long ones
         self.spark = pg.PlotItem()
         self.spark.setMenuEnabled(False)
         self.spark.setMouseEnabled(x=False, y=False)
@@ -87,14 +72,23 @@ class _Cell:
         self.focus_curve = self.spark.plot()
         self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((128, 128, 128), width=1))
         self.spark.addItem(self.cursor_line)
+        self.values = np.zeros((0, 0))
+        self.labels: list[str] = []
+        self.stats_text = ""
+        self.numbers: tuple[float, float, float] | None = None  # task score, entropy, focus under the map
+        self.score_name = "rev"
+        self.joined = True
+        self.set_colors(colors)
+        # before any data: an empty square without numeric ticks (they would mean nothing)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTicks([[], []])
+        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.spark.setXRange(0, 1, padding=0)
 
     def set_colors(self, c: ThemeColors) -> None:
         """Axes, title, numbers and sparkline in the theme's colours (the map's colours never change)."""
         self.colors = c
         style_plot(self.plot, c)
-        if not self.details:
-            return
         self.spark.getViewBox().setBackgroundColor(QColor(c.spark_bg))
         self.pens = {"rev": pg.mkPen(c.orange, width=1.6), "focus": pg.mkPen(c.blue, width=1.2)}
         self.set_joined(self.joined, force=True)
@@ -104,7 +98,7 @@ class _Cell:
     def set_joined(self, joined: bool, force: bool = False) -> None:
         """Lines through the recorded points, or (a model loaded without its history) the points only. Restyling
         16 curves cost ~4 ms of the GUI thread per sparkline redraw during a run: done only on a change."""
-        if (joined == self.joined and not force) or not self.details:
+        if joined == self.joined and not force:
             return
         self.joined = joined
         for curve, key, colour in ((self.rev_curve, "rev", self.colors.orange),
@@ -117,7 +111,7 @@ class _Cell:
 
     def show_numbers(self, numbers: tuple[float, float, float] | None) -> None:
         self.numbers = numbers
-        if numbers is None or not self.details:
+        if numbers is None:
             return
         c, (rev, ent, foc) = self.colors, numbers
         sep = "<br>" if self.compact else " · "
@@ -138,12 +132,8 @@ class HeadGrid(QWidget):
     headClicked = Signal(int, int)
     cellHovered = Signal(int, int, int, int)
 
-    def __init__(self, parent: QWidget | None = None, *, details: bool = True, first_index: int = 1) -> None:
-        """``details``: the numbers and sparkline under each map (a training run's); without them, maps only (a
-        real model's 144 heads). ``first_index``: how titles count layers and heads (1 for the app's own runs, 0
-        for real models, as the interpretability literature does)."""
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.details, self.first_index = details, first_index
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.graphics = pg.GraphicsLayoutWidget()
@@ -194,18 +184,14 @@ class HeadGrid(QWidget):
         self._placeholder = None
         gl = self.graphics.ci
         gl.setSpacing(2)
-        rows = 3 if self.details else 1  # grid rows per layer: map, numbers, sparkline (or the map alone)
         for li in range(layers):
             for h in range(heads):
-                c = _Cell(li, h, self._colors, self.details)
+                c = _Cell(li, h, self._colors)
                 self._cells[(li, h)] = c
-                gl.addItem(c.plot, row=rows * li, col=h)
-                if self.details:
-                    gl.addItem(c.stats, row=3 * li + 1, col=h)
-                    gl.addItem(c.spark, row=3 * li + 2, col=h)
-                if not self.details and li < layers - 1:
-                    c.plot.hideAxis("bottom")  # key labels under the last layer only: 144 maps stay cheap
-        for li in range(layers if self.details else 0):
+                gl.addItem(c.plot, row=3 * li, col=h)
+                gl.addItem(c.stats, row=3 * li + 1, col=h)
+                gl.addItem(c.spark, row=3 * li + 2, col=h)
+        for li in range(layers):
             gl.layout.setRowStretchFactor(3 * li, 10)
             gl.layout.setRowStretchFactor(3 * li + 1, 0)
             gl.layout.setRowStretchFactor(3 * li + 2, 1)
@@ -213,7 +199,7 @@ class HeadGrid(QWidget):
                                         width=12, colorMapMenu=False, label="attention weight")
         self.colorbar.setImageItem([c.image for c in self._cells.values()])
         style_plot(self.colorbar, self._colors)
-        gl.addItem(self.colorbar, row=0, col=heads, rowspan=rows * layers)
+        gl.addItem(self.colorbar, row=0, col=heads, rowspan=3 * layers)
         self._shape = (layers, heads)
         self._short_titles = self._titles_must_shorten()
         self._retitle()
@@ -225,8 +211,7 @@ class HeadGrid(QWidget):
 
     def _title(self, layer: int, head: int, off: bool = False) -> str:
         # same length when off: a longer title widens the column
-        li, h = layer + self.first_index, head + self.first_index
-        text = f"L{li} · H{h}" if self._short_titles else f"layer {li} · head {h}"
+        text = f"L{layer + 1} · H{head + 1}" if self._short_titles else f"layer {layer + 1} · head {head + 1}"
         return span(text, self._colors.bad) if off else text
 
     def _titles_must_shorten(self) -> bool:
@@ -291,8 +276,6 @@ class HeadGrid(QWidget):
 
     def set_sparkline_cursor(self, step: float) -> None:
         """Move the step marker of every sparkline (the step the maps show)."""
-        if not self.details:
-            return
         for c in self._cells.values():
             if c.cursor_line.value() != step:
                 c.cursor_line.setValue(step)
@@ -301,8 +284,6 @@ class HeadGrid(QWidget):
                        cursor_step: float | None = None, max_step: float | None = None, joined: bool = True) -> None:
         """Task score and focus per head over ``steps``: arrays (n, layers, heads). ``joined=False`` (a
         model loaded without its history): only the recorded points are drawn, never a line invented between."""
-        if not self.details:
-            return
         for (li, h), c in self._cells.items():
             c.set_joined(joined)
             if len(steps) and reversal.ndim == 3 and li < reversal.shape[1] and h < reversal.shape[2]:

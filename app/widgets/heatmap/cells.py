@@ -21,10 +21,11 @@ MINUS = "\u2212"
 
 
 def format_value(v: float) -> str:
-    """Short cell text: 2 decimals for small numbers, fewer for large ones; a real minus sign; −∞ for -inf."""
+    """Short cell text: 2 decimals for small numbers, fewer for large ones; a real minus sign; −∞ for -inf; a dash
+    for NaN (a value not measured: an ablation scan's heads kept off or not reached)."""
     if not math.isfinite(v):
         if math.isnan(v):
-            return "nan"
+            return "–"
         return f"{MINUS}∞" if v < 0 else "∞"
     a = abs(v)
     if a >= 1000:

@@ -22,6 +22,7 @@ from app.widgets.export_button import (
     attach_export_button,
     export_with_dialog,
 )
+from app.widgets.settings import dialog_dir, remember_dialog_path
 
 MENU_ITEMS = (("png", "Export PNG image…"), ("svg", "Export SVG image…"), ("csv", "Export CSV numbers…"))
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV numbers (*.csv)"}
@@ -47,10 +48,11 @@ def suggested_filename(title: str, fmt: str) -> str:
 def ask_export_path(parent: QWidget, fmt: str, title: str, export_dir: str) -> str | None:
     """Ask where to export (starting in ``export_dir``); the path with the format's suffix, or None if cancelled."""
     name = suggested_filename(title, fmt)
-    start = str(Path(export_dir) / name) if export_dir else name
+    start = str(Path(dialog_dir(export_dir)) / name)  # the folder the user last chose (first time: Documents)
     path, _ = QFileDialog.getSaveFileName(parent, f"Export {fmt.upper()}", start, FILTERS[fmt])
     if not path:
         return None
+    remember_dialog_path(path)
     if not path.lower().endswith("." + fmt):
         path += "." + fmt
     return path

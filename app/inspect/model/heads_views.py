@@ -1,0 +1,207 @@
+"""What the Detect view draws, derived from the ``HeadsAnalysis`` (Qt-free): the detector's layer × head grid, one
+head's map on the probe with the detector's ideal pattern, the loss per position on the repeated tokens, the scan's
+grid of loss changes, the list of heads with their scores, and the texts around them. Views call these and draw."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from app.inspect.model.heads_runs import THRESHOLD, Head
+from app.inspect.model.views import head_name, off_text
+
+if TYPE_CHECKING:
+    from app.inspect.model.heads import HeadsAnalysis
+
+KIND_TEXT = {
+    "previous-token": "looks at the token just before its own",
+    "duplicate-token": "looks at the earlier copy of its own token",
+    "induction": "looks at the token that followed the earlier copy of its own token, and so can predict it",
+    "first-token": "looks at the first token (an \"attention sink\": somewhere to put weight when nothing fits)",
+}
+MEASURE_TEXT = {"repeat": "the repeat (2nd copy)", "text": "your text"}
+
+
+@dataclass(frozen=True, eq=False)  # numpy fields: compare them yourself
+class Grid:
+    """A layer × head grid: ``values`` (layers, heads), axis labels, the cells ``outlined`` and ``blocked``
+    (hatched; None = none), the heatmap ``kind`` ("weights": [0, 1]; "signed": around 0), title and caption."""
+
+    values: np.ndarray
+    rows: list[str]
+    cols: list[str]
+    kind: str
+    outlined: tuple[Head, ...]
+    blocked: np.ndarray | None
+    title: str
+    caption: str
+
+
+@dataclass(frozen=True, eq=False)
+class Pattern:
+    """One head on the first probe sequence: ``values`` (n, n), ``labels``, ``blocked`` (the mask's future),
+    ``marks``: the (query, key) cells a perfect head of the detector attends to (circled)."""
+
+    values: np.ndarray
+    labels: list[str]
+    blocked: np.ndarray | None
+    marks: list[tuple[int, int]]
+    title: str
+    caption: str
+
+
+@dataclass(frozen=True, eq=False)
+class Curve:
+    """The probe's loss per predicted position (``x``, ``y``: mean over the sequences), ``clean`` (every head on,
+    None when none is off), the two halves' (first x, last x, mean), where the repeat starts, title and caption."""
+
+    x: np.ndarray
+    y: np.ndarray
+    clean: np.ndarray | None
+    first: tuple[float, float, float]
+    second: tuple[float, float, float]
+    repeat_at: float
+    title: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class HeadRow:
+    layer: int
+    head: int
+    text: str
+    on: bool
+
+
+def ideal_marks(kind: str, n: int, seq_len: int, offset: int) -> list[tuple[int, int]]:
+    """(query, key) cells a head that does exactly ``kind`` attends to on the probe (``score_attention``'s keys)."""
+    second = range(offset + seq_len, n)
+    if kind == "previous-token":
+        return [(q, q - 1) for q in range(1, n)]
+    if kind == "first-token":
+        return [(q, 0) for q in range(1, n)]
+    if kind == "duplicate-token":
+        return [(q, q - seq_len) for q in second]
+    if kind == "induction":
+        return [(q, q - seq_len + 1) for q in second]
+    raise ValueError(f"unknown detector {kind!r}")
+
+
+def _axes(shape: tuple[int, ...]) -> tuple[list[str], list[str]]:
+    return [str(i) for i in range(shape[0])], [str(h) for h in range(shape[1])]
+
+
+def _mask(shape: tuple[int, ...], heads: tuple[Head, ...]) -> np.ndarray | None:
+    if not heads:
+        return None
+    m = np.zeros(shape, dtype=bool)
+    for li, h in heads:
+        m[li, h] = True
+    return m
+
+
+def score_grid(a: HeadsAnalysis) -> Grid | None:
+    """The shown detector's scores; outlined above ``THRESHOLD``, hatched the heads off."""
+    d = a.detection
+    if d is None:
+        return None
+    scores = np.asarray(d.scores[a.kind].scores, dtype=np.float64)
+    rows, cols = _axes(scores.shape)
+    off = f" {off_text(d.off)} (hatched)." if d.off else ""
+    article = "An" if a.kind[0] in "aeiou" else "A"
+    return Grid(scores, rows, cols, "weights", tuple(a.heads_above()), _mask(scores.shape, d.off),
+                f"{a.kind} score of every head",
+                f"{article} {a.kind} head {KIND_TEXT[a.kind]}. Score: its mean weight there (1 = always); "
+                f"outlined: above {THRESHOLD:g}.{off} Click a head for its pattern.")
+
+
+def pattern(a: HeadsAnalysis, layer: int, head: int) -> Pattern | None:
+    d = a.detection
+    if d is None or not (0 <= layer < d.attentions.shape[0] and 0 <= head < d.attentions.shape[1]):
+        return None
+    values = np.asarray(d.attentions[layer, head], dtype=np.float64)
+    n = values.shape[0]
+    mask = d.masks[layer] if layer < len(d.masks) else None
+    score = float(d.scores[a.kind].scores[layer, head])
+    off = " — switched off" if (layer, head) in d.off else ""
+    return Pattern(values, list(d.tokens), None if mask is None else ~np.asarray(mask, dtype=bool),
+                   ideal_marks(a.kind, n, d.seq_len, d.offset),
+                   f"head {head_name(layer, head)}: {a.kind} {score:.2f}{off}",
+                   f"Head {head_name(layer, head)} on random tokens, then the same again; ○ where a perfect "
+                   f"{a.kind} head looks.")
+
+
+def repeat_curve(a: HeadsAnalysis) -> Curve | None:
+    d = a.detection
+    if d is None:
+        return None
+    rep = d.repeat
+    losses = np.asarray(rep.losses, dtype=np.float64)
+    n = losses.shape[1] + 1
+    x = np.arange(1, n, dtype=np.float64)  # entry t predicts token t + 1
+    o, s = d.offset, d.seq_len
+    clean = None if d.clean_repeat is None else np.asarray(d.clean_repeat.losses, dtype=np.float64).mean(axis=0)
+    first, second = float(rep.first_half_loss), float(rep.second_half_loss)
+    was = ""
+    if d.clean_repeat is not None:
+        was = (f" Every head on: {float(d.clean_repeat.first_half_loss):.2f} → "
+               f"{float(d.clean_repeat.second_half_loss):.2f}.")
+    verdict = "it copies from context" if second < 0.5 * first else "little in-context copying"
+    off = f" ({off_text(d.off)})" if d.off else ""
+    return Curve(x, losses.mean(axis=0), clean, (float(max(o, 1)), float(o + s - 1), first),
+                 (float(o + s), float(n - 1), second), o + s - 0.5, f"Loss per position{off}",
+                 f"{len(rep.ids)} × {s} random tokens, then the same again: {verdict}.{was}")
+
+
+def scan_grid(a: HeadsAnalysis) -> Grid | None:
+    """The last scan's loss changes (the chosen measure); outlined: the heads off now; hatched: not measured."""
+    r = a.scan
+    if r is None:
+        return None
+    scan = r.scan
+    values = np.asarray(scan.repeat_change if a.scan_measure == "repeat" else scan.text_change, dtype=np.float64)
+    base = float(scan.repeat_loss if a.scan_measure == "repeat" else scan.text_loss)
+    rows, cols = _axes(values.shape)
+    unmeasured = ~np.isfinite(values)
+    parts = [f"Loss on {MEASURE_TEXT[a.scan_measure]}: {base:.2f} nats with " +
+             (f"{off_text(r.off)} (hatched)" if r.off else "every head on")]
+    if not scan.completed:
+        parts.append(f"cancelled after {r.done} of {r.total} heads: the rest not measured")
+    if r.off != a.off:
+        parts.append("⚠ heads switched since: scan again to measure the model as it is now")
+    return Grid(values, rows, cols, "signed", a.off, unmeasured if unmeasured.any() else None,
+                f"Loss change with each head off ({scan.how})",
+                "; ".join(parts) + ". Red: the loss rises without that head. Click a head to switch it off or on.")
+
+
+def scan_progress_text(a: HeadsAnalysis) -> str:
+    done, total = a.scan_progress
+    if a.scanning:
+        return f"cancelling… {done} of {total}" if a.scan_cancelling else f"{done} of {total} heads"
+    if a.scan is None:
+        return "not run yet"
+    return f"done: {a.scan.total} heads" if a.scan.scan.completed else f"cancelled at {a.scan.done} of {a.scan.total}"
+
+
+def head_rows(a: HeadsAnalysis) -> list[HeadRow]:
+    """Every head, best first by the shown detector's score (in order before a run); ``on``: not switched off."""
+    layers, heads = a.shape
+    scores = a.scores()
+    pairs = [(li, h) for li in range(layers) for h in range(heads)]
+    off = set(a.off)
+    if scores is None or scores.shape != (layers, heads):
+        return [HeadRow(li, h, head_name(li, h), (li, h) not in off) for li, h in pairs]
+    pairs.sort(key=lambda p: -float(scores[p]))
+    return [HeadRow(li, h, f"{head_name(li, h)}   {float(scores[li, h]):.2f}", (li, h) not in off)
+            for li, h in pairs]
+
+
+def off_html(a: HeadsAnalysis) -> str:
+    """The heads off now, as the Detect view says it (the rest of the tab shows the model without them)."""
+    if not a.off:
+        return "Every head is on."
+    return (f"<b>{html.escape(off_text(a.off, limit=12))}</b> — the grid, head map, flow and next-token list show "
+            "the model without them.")

@@ -1,0 +1,227 @@
+"""The Model tab's Detect view: which heads do what, and the model with heads switched off.
+
+Top: the detector (previous-token, duplicate-token, induction, first-token), Run again / Cancel, what the analysis is
+doing, and which heads are off. Left, in two tabs (each grid needs the height: 144 heads): the detector's score for
+every head (above 0.4 outlined; click one for its pattern), and the ablation scan (each head off alone, with progress
+and Cancel; click a head there to switch it off). Middle: the picked head on the probe with the ideal pattern
+circled, and the loss at every position of the repeated tokens.
+Right: every head with a check box (uncheck to switch it off), "Switch off the heads above 0.4", "Switch all back on".
+Layout and wiring only: ``session.heads`` (``HeadsAnalysis``) runs everything off the GUI thread and the views in
+``heads_maps`` draw what ``app.inspect.model.heads_views`` derives. The theme follows the application's palette.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.inspect.model.heads import KINDS, THRESHOLD
+from app.inspect.model.heads_views import head_rows, off_html, score_grid
+from app.inspect.model.session import InspectSession
+from app.inspect.qt.heads_maps import LossCurveView, PatternView, ScanPanel, ScoreGridView, caption_label
+from app.widgets.theme import colors_for, span
+
+HEAD_ROLE = int(Qt.ItemDataRole.UserRole)
+
+
+class HeadsList(QWidget):
+    """Every head with a check box, best first by the shown detector (checked = on); unchecking one switches it off."""
+
+    def __init__(self, session: InspectSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.analysis = session.heads
+        v = QVBoxLayout(self)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(3)
+        title = QLabel("<b>Heads</b> (uncheck to switch off)")
+        title.setWordWrap(True)
+        v.addWidget(title)
+        self.list = QListWidget()
+        self.list.setToolTip("Checked: the head is on. Uncheck a head to switch its output off; the text is traced "
+                             "again and every view of this tab shows the model without it.")
+        self.list.itemChanged.connect(self._item_changed)
+        v.addWidget(self.list, 1)
+        self.above_button = QPushButton(f"Switch off those\nabove {THRESHOLD:g}")
+        self.above_button.setToolTip(f"Switch off every head whose score for the shown detector is above {THRESHOLD:g}")
+        self.above_button.clicked.connect(self.analysis.switch_off_above)
+        v.addWidget(self.above_button)
+        self.all_on_button = QPushButton("Switch all\nback on")
+        self.all_on_button.clicked.connect(self.analysis.switch_all_on)
+        v.addWidget(self.all_on_button)
+        self._keys: list[tuple[int, int]] = []
+        ev = self.analysis.events
+        for sig in (ev.detection, ev.kind, ev.off):
+            sig.connect(self.redraw)
+        session.events.load.connect(self.redraw)
+        self.redraw()
+
+    def rows(self) -> list[tuple[int, int, str, bool]]:
+        """What the list shows: (layer, head, text, checked) in order."""
+        out = []
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            li, h = item.data(HEAD_ROLE)
+            out.append((li, h, item.text(), item.checkState() == Qt.CheckState.Checked))
+        return out
+
+    def redraw(self) -> None:
+        a = self.analysis
+        rows = head_rows(a)
+        keys = [(r.layer, r.head) for r in rows]
+        with QSignalBlocker(self.list):
+            if keys != self._keys:
+                self.list.clear()
+                for r in rows:
+                    item = QListWidgetItem(r.text)
+                    item.setData(HEAD_ROLE, (r.layer, r.head))
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                    self.list.addItem(item)
+                self._keys = keys
+            for i, r in enumerate(rows):
+                item = self.list.item(i)
+                if item.text() != r.text:
+                    item.setText(r.text)
+                state = Qt.CheckState.Checked if r.on else Qt.CheckState.Unchecked
+                if item.checkState() != state:
+                    item.setCheckState(state)
+        self.above_button.setEnabled(bool(a.heads_above()))
+        self.all_on_button.setEnabled(bool(a.off))
+
+    def _item_changed(self, item: QListWidgetItem) -> None:
+        li, h = item.data(HEAD_ROLE)
+        on = item.checkState() == Qt.CheckState.Checked
+        if on == ((li, h) in self.analysis.off):
+            self.analysis.toggle(li, h)
+
+
+class HeadsView(QWidget):
+    """See the module docstring."""
+
+    def __init__(self, session: InspectSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session, self.analysis = session, session.heads
+        v = QVBoxLayout(self)
+        v.setContentsMargins(2, 2, 2, 2)
+        v.setSpacing(3)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Detector:"))
+        self.kind_box = QComboBox()
+        self.kind_box.addItems(list(KINDS))
+        self.kind_box.setToolTip("What to look for in every head, on random tokens repeated twice")
+        self.kind_box.currentTextChanged.connect(self.analysis.set_kind)
+        top.addWidget(self.kind_box)
+        self.run_button = QPushButton("Run again")
+        self.run_button.setToolTip("Run every detector again on the model as it is now (heads off included)")
+        self.run_button.clicked.connect(self.analysis.detect)
+        top.addWidget(self.run_button)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.analysis.cancel_detect)
+        top.addWidget(self.cancel_button)
+        self.busy = QProgressBar()
+        self.busy.setMaximumWidth(90)
+        self.busy.setTextVisible(False)
+        self.busy.setRange(0, 0)  # Qt's "busy" bar, shown while the detectors run
+        top.addWidget(self.busy)
+        self.status_label = QLabel("")
+        self.status_label.setWordWrap(True)
+        top.addWidget(self.status_label, 1)
+        v.addLayout(top)
+        self.off_label = caption_label()
+        v.addWidget(self.off_label)
+        columns = QHBoxLayout()
+        columns.setSpacing(6)
+        self.left = QTabWidget()  # the scores and the scan take turns: each grid needs the height (144 heads)
+        self.left.setDocumentMode(True)
+        score_box = QWidget()
+        sv = QVBoxLayout(score_box)
+        sv.setContentsMargins(0, 0, 0, 0)
+        sv.setSpacing(2)
+        self.scores = ScoreGridView(session)
+        sv.addWidget(self.scores, 1)
+        self.score_caption = caption_label()
+        sv.addWidget(self.score_caption)
+        self.left.addTab(score_box, "Scores")
+        self.scan = ScanPanel(session)
+        self.left.addTab(self.scan, "Ablation scan")
+        middle = QVBoxLayout()
+        pattern_box = QWidget()
+        pv = QVBoxLayout(pattern_box)
+        pv.setContentsMargins(0, 0, 0, 0)
+        pv.setSpacing(2)
+        self.pattern = PatternView(session)
+        pv.addWidget(self.pattern, 1)
+        self.pattern_caption = caption_label()
+        pv.addWidget(self.pattern_caption)
+        middle.addWidget(pattern_box, 1)
+        self.curve = LossCurveView(session)
+        middle.addWidget(self.curve, 1)
+        self.heads = HeadsList(session)
+        self.heads.setFixedWidth(170)
+        columns.addWidget(self.left, 1)
+        columns.addLayout(middle, 1)
+        columns.addWidget(self.heads)
+        v.addLayout(columns, 1)
+        self.dark = False
+        ev = self.analysis.events
+        for sig in (ev.detection, ev.kind, ev.off, ev.status, session.events.selected):
+            sig.connect(self.redraw)
+        session.events.load.connect(self.redraw)
+        self._follow_palette()
+        self.redraw()
+
+    # ------------------------------------------------------------------ following the analysis
+    def redraw(self) -> None:
+        a = self.analysis
+        with QSignalBlocker(self.kind_box):
+            self.kind_box.setCurrentText(a.kind)
+        has_model = self.session.model is not None
+        self.run_button.setEnabled(has_model and not a.detecting)
+        self.cancel_button.setEnabled(a.detecting)
+        self.busy.setVisible(a.detecting)
+        self.status_label.setText(a.status)
+        c = colors_for(self.dark)
+        self.off_label.setText(span(off_html(a), c.bad) if a.off else off_html(a))
+        grid = score_grid(a)
+        self.score_caption.setText(grid.caption if grid is not None else
+                                   "Run the detectors: each head's score appears here.")
+        self.pattern_caption.setText(self.pattern.caption if grid is not None else "")
+
+    # ------------------------------------------------------------------ shown, hidden, theme
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        self.analysis.set_shown(True)
+
+    def hideEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        self.analysis.set_shown(False)
+        super().hideEvent(event)
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._follow_palette()
+
+    def _follow_palette(self) -> None:
+        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        if dark != self.dark:
+            self.set_dark(dark)
+
+    def set_dark(self, dark: bool) -> None:
+        self.dark = dark
+        for hm in (self.scores, self.pattern, self.scan.grid):
+            hm.apply_theme(dark)
+        self.curve.set_dark(dark)
+        self.redraw()
