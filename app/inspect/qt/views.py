@@ -17,10 +17,10 @@ from app.widgets.heatmap.view import HeatmapWidget
 
 
 def trace_context(session: InspectSession) -> ExportContext | str:
-    """What an export of the Model tab names: the model and the text."""
+    """What an export of the Model tab names beside its title (which already names the model): the text."""
     if session.trace is None:
         return ""
-    return f"{session.trace.name} · {trace_text(session.trace)}"
+    return trace_text(session.trace)
 
 
 class HeadsGridView(RedrawWhenShown, MosaicGrid):
