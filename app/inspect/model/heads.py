@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 from psygnal import Signal, SignalGroup
 
+from app.common.evented import Announcing
 from app.common.runner import RunHandle, Runner
 from app.inspect.model.heads_runs import (
     BATCH,
@@ -72,7 +73,7 @@ class HeadsEvents(SignalGroup):
     changed = Signal(object)  # frozenset of the names above
 
 
-class HeadsAnalysis:
+class HeadsAnalysis(Announcing):
     """See the module docstring."""
 
     def __init__(self, host: HeadsHost) -> None:
@@ -357,13 +358,3 @@ class HeadsAnalysis:
 
         self._handles = [h for h in self._handles if h.is_alive()]
         self._handles.append(self.host.runner.start(work, on_item, on_done))
-
-    def _set_status(self, text: str) -> None:
-        self.status = text
-        self.events.status.emit()
-
-    def _changed(self, *names: str) -> None:
-        for name in names:
-            getattr(self.events, name).emit()
-        self.events.changed.emit(frozenset(names))
-

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from psygnal import Signal, SignalGroup
 
+from app.common.evented import Announcing
 from app.common.runner import Runner, ThreadRunner
 from app.inspect.model.heads import HeadsAnalysis
 from app.inspect.model.playground_head import PlaygroundHead, playground_head
@@ -66,7 +67,7 @@ class _Failed:
     message: str
 
 
-class InspectSession:
+class InspectSession(Announcing):
     """See the module docstring. ``own_folders``: where the app saves its trained models; ``recent``: folders
     opened before (the window keeps them in its settings)."""
 
@@ -278,16 +279,6 @@ class InspectSession:
             else:
                 self._set_status(f"Could not trace the text: {item.message}")
             self._changed("load", "trace")
-
-    # ================================================================== events
-    def _set_status(self, text: str) -> None:
-        self.status = text
-        self.events.status.emit()
-
-    def _changed(self, *names: str) -> None:
-        for name in names:
-            getattr(self.events, name).emit()
-        self.events.changed.emit(frozenset(names))
 
 
 def _trace(model: PretrainedModel, text: str, off: Sequence[tuple[int, int]] = ()) -> Iterator[object]:
