@@ -72,18 +72,11 @@ def check_run_folder(value: str | os.PathLike[str], flag: str = "--out", force: 
     """A run's folder: not a file, its parent exists, writable, and no run already in it unless ``force``.
     The folder itself is created when the run is written."""
     path = Path(value)
-    if path.exists():
-        if not path.is_dir():
-            raise Refused(f"{flag} {value}: is a file, not a folder")
+    if path.is_dir() and not force:
         found = holds_run(path)
-        if found and not force:
+        if found:
             raise Refused(f"{flag} {value}: a run is already there ({found}); add --force to replace it")
-        why = cannot_write(path)
-        if why:
-            raise Refused(f"{flag} {value}: cannot write in {value} ({why})")
-        return path
-    _existing_folder(path.parent, flag, str(value))
-    return path
+    return check_output_folder(value, flag)
 
 
 def check_output_folder(value: str | os.PathLike[str], flag: str = "--out") -> Path:
