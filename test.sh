@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up (first run only), then check in order, stopping at the first failure:
-#   ruff (lint), mypy (types of attention_core and app/models), lint-imports (architecture contracts), pytest.
+#   ruff (lint), mypy (types of attention_core and app/models), lint-imports (architecture contracts), pytest
+#   (the whole suite on two workers; ./test.sh tests/<folder> or -k runs that part in one process).
 # Configuration of all four lives in pyproject.toml. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -13,4 +14,8 @@ echo "== mypy" >&2
 echo "== lint-imports" >&2
 .venv/bin/lint-imports
 echo "== pytest" >&2
+# the whole suite on two workers (pytest-xdist; TEST_WORKERS=0 for one process); a chosen part in this process
+if [ $# -eq 0 ] && [ "${TEST_WORKERS:-2}" != "0" ]; then
+  set -- -n "${TEST_WORKERS:-2}" --dist loadfile
+fi
 .venv/bin/python -m pytest -q "$@"

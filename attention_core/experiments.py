@@ -223,11 +223,18 @@ SUMMARY_COLUMNS = ("run", "task", "positional", "causal", "num_heads", "num_laye
                    "best_task_score", "seconds", "wall_seconds")
 
 
-def write_summary_csv(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
-    """The final table as CSV (one row per run, figures to 4 decimals, seconds to 3), atomically written."""
+def write_summary_csv(path: str | Path, rows: Sequence[dict[str, Any]], comments: Sequence[str] | None = None
+                      ) -> None:
+    """The final table as CSV, atomically written: ``#`` lines (``comments``, default: what the table is), the
+    column names, then one row per run (figures to 4 decimals, seconds to 3); ``numpy.genfromtxt(path,
+    comments='#', delimiter=',')`` reads the numbers (the names' row and the text columns as nan)."""
     from .fileio import atomic_write
 
+    if comments is None:
+        comments = ["# Attention Playground: experiment summary, one row per run"]
+
     def write(fh: Any) -> None:
+        fh.writelines(f"{line}\n" for line in comments)
         w = csv.writer(fh)
         w.writerow(SUMMARY_COLUMNS)
         for row in rows:

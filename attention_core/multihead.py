@@ -94,7 +94,12 @@ class MultiHeadAttention(nn.Module):
         m = mask_to_torch(mask, scores.device)
         if m is not None:
             try:
-                m = m.expand_as(scores) if m.dim() <= scores.dim() else m
+                extra = m.dim() - scores.dim()  # leading dims of size 1 beyond (B, H, Lq, Lk) change nothing
+                if extra > 0 and all(n == 1 for n in m.shape[:extra]):
+                    m = m.reshape(m.shape[extra:])
+                if m.dim() > scores.dim():
+                    raise RuntimeError
+                m = m.expand_as(scores)
             except RuntimeError:
                 raise ValueError(
                     f"mask of shape {tuple(m.shape)} does not broadcast to scores {tuple(scores.shape)}"

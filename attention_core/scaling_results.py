@@ -320,9 +320,19 @@ class ScalingRun:
         return rows
 
     def write_csv(self, path: str | Path) -> Path:
+        """``#`` lines naming the run (devices, implementations, dtype, batch, heads, d), the column names, then one
+        row per point; ``numpy.genfromtxt(path, comments='#', delimiter=',')`` reads the numbers (the names' row
+        and the text columns as nan)."""
         from .fileio import atomic_write
 
+        c = self.config
+        comments = ["# Attention Playground: scaling lab, time and memory against n, one row per point",
+                    f"# devices: {', '.join(c.devices)}", f"# implementations: {', '.join(c.impls)}",
+                    f"# dtype: {c.dtype}", f"# batch: {c.batch}", f"# heads: {c.heads}", f"# d: {c.d}",
+                    f"# n: {c.min_n} to {c.max_n}, repeats: {c.repeat}"]
+
         def write(fh: Any) -> None:
+            fh.writelines(f"{line}\n" for line in comments)
             w = csv.DictWriter(fh, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
             w.writeheader()
             w.writerows(self.rows())

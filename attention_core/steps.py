@@ -224,7 +224,7 @@ def attention(q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None =
         x if isinstance(x, torch.Tensor) else torch.as_tensor(to_numpy(x, n))
         for x, n in ((q, "q"), (k, "k"), (v, "v"))
     )
-    _check_shapes(tq, tk, tv)
+    batch = _check_shapes(tq, tk, tv)
     tq, tk, tv = tq.to(dev), tk.to(dev), tv.to(dev)
     m = None
     if mask is not None:
@@ -233,13 +233,16 @@ def attention(q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None =
         else:
             m = torch.as_tensor(to_bool_mask(mask), device=dev)
         try:  # the same contract as attention_steps: any rank that broadcasts to (..., Lq, Lk)
-            full = torch.broadcast_shapes(m.shape, (*tq.shape[:-1], tk.shape[-2]))
+            full = torch.broadcast_shapes(m.shape, (*batch, tq.shape[-2], tk.shape[-2]))
+            if tuple(full[-2:]) != (tq.shape[-2], tk.shape[-2]):
+                raise RuntimeError
         except RuntimeError:
             raise ValueError(f"mask of shape {tuple(m.shape)} does not broadcast to scores of shape "
-                             f"{(*tq.shape[:-1], tk.shape[-2])}") from None
-        extra = len(full) - tq.dim()  # a mask with more leading dims than q adds them to the result
-        if extra > 0:
-            tq, tk, tv = (t.reshape((1,) * extra + tuple(t.shape)) for t in (tq, tk, tv))
+                             f"{(*batch, tq.shape[-2], tk.shape[-2])}") from None
+        # a mask with more (or larger) leading dims than q adds them to the result: the fused kernel does not
+        # broadcast q, k, v against the mask, so they are expanded to the full leading shape (views, no copy)
+        lead = tuple(full[:-2])
+        tq, tk, tv = (t.expand(*lead, *t.shape[-2:]) for t in (tq, tk, tv))
     out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=m, scale=scale)
     if m is not None:
         blocked_rows = ~m.any(dim=-1, keepdim=True)

@@ -168,13 +168,22 @@ class TrainingControl:
             self.run_pending(trainer)
 
 
-def write_history_csv(path: str | Path, reports: Sequence[TrainingReport]) -> None:
-    """Metrics history, one row per report, atomically written."""
+def write_history_csv(path: str | Path, reports: Sequence[TrainingReport], comments: Sequence[str] | None = None
+                      ) -> None:
+    """Metrics history, atomically written: ``#`` lines (``comments``, default: the last step and its accuracy),
+    the column names, then one row per report; ``numpy.genfromtxt(path, comments='#', delimiter=',')`` reads it
+    (the names' row as nan)."""
     from .fileio import atomic_write
 
+    last = reports[-1] if reports else None
+    if comments is None:
+        comments = ["# Attention Playground: training metrics history, one row per recorded step"] + (
+            [] if last is None else [f"# step: {last.step} of {last.total_steps}",
+                                     f"# test sequence accuracy: {float(last.sequence_accuracy)!r}"])
     rows = [list(TrainingReport.HISTORY_COLUMNS)] + [r.history_row() for r in reports]
 
     def write(fh: Any) -> None:
+        fh.writelines(f"{line}\n" for line in comments)
         csv.writer(fh).writerows(rows)
 
     atomic_write(path, write, text=True)

@@ -9,6 +9,7 @@ compares them with what the bundle exports. Checks: --version; export CSV (numbe
 PNG and SVG; train --epochs 1 (JSON summary, checkpoint files); --self-test (the window opens, every view renders
 to a PNG); bad input refused with exit 2 before any work (an unwritable output, a missing folder, an oversized
 option, an argument too many); Ctrl+C while a film is written (exit 130, no film, no temporary file, the run kept);
+the timeline as GIF and as MP4 through an ffmpeg found at run time, ``--mp4`` refused without one;
 ``inspect`` on a model folder the bundle trained itself (tokenizers and safetensors inside); resources/ present in
 the bundle; start-up time of the bundle versus `python -m app` (median of 3
 `--self-test` runs each). Prints a table; exits 1 if any check fails. The start-up time only fails the run with
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
 import statistics
@@ -109,10 +111,24 @@ def expected_steps(preset_name: str):  # returns (Preset, AttentionSteps)
     return preset, attention_steps(preset.q, preset.k, preset.v)
 
 
+def csv_table(path: Path) -> tuple[list[str], list[list[str]]]:
+    """(header, body) of a CSV the app wrote: the labelled table (",cols…" then "row,numbers…"), or the commented
+    one: ``#`` lines first, the row and column labels in ``# rows (…): [json]`` and ``# columns (…): [json]``, then
+    numbers only; returned as the labelled table."""
+    text = path.read_text(encoding="utf-8")
+    comments = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("#")]
+    table = list(csv.reader(io.StringIO("\n".join(ln for ln in text.splitlines() if not ln.startswith("#")))))
+    if not comments:
+        return table[0], [r for r in table[1:] if r]
+    labels = {ln.split(" ", 1)[0]: json.loads(ln.split(":", 1)[1]) for ln in comments
+              if ln.startswith(("rows", "columns")) and ":" in ln}
+    rows, cols = labels.get("rows", []), labels.get("columns", [])
+    body = [r for r in table if r]
+    return ["", *cols], [[rows[i] if i < len(rows) else "", *r] for i, r in enumerate(body)]
+
+
 def compare_csv(path: Path, values, rows: list[str], cols: list[str], tol: float = 1e-12) -> float:
-    with path.open(newline="", encoding="utf-8") as fh:
-        table = list(csv.reader(fh))
-    header, body = table[0], [r for r in table[1:] if r]
+    header, body = csv_table(path)
     if header[1:] != cols:
         raise Failure(f"CSV columns {header[1:]} != {cols}")
     if [r[0] for r in body] != rows:
@@ -311,6 +327,45 @@ def main() -> int:
             raise Failure(f"left {left} and {sorted(p.name for p in (folder / 'run').iterdir())}")
         return "exit 130, 'stopped', no film, no temporary file, the run kept"
 
+    def films() -> str:
+        """The timeline as a GIF, and as an MP4 through an ffmpeg found at run time (the bundle ships none): the
+        PATH's, else the venv's imageio-ffmpeg binary named by $ATTENTION_PLAYGROUND_FFMPEG; ``--mp4`` refused
+        before training (exit 2, the reason) when the ffmpeg named is missing."""
+        import shutil
+
+        folder = work / "films"
+        folder.mkdir()
+        ffmpeg, extra, where = shutil.which("ffmpeg"), {}, "the PATH's ffmpeg"
+        if ffmpeg is None:
+            try:
+                import imageio_ffmpeg
+
+                ffmpeg = imageio_ffmpeg.get_ffmpeg_exe()
+                extra, where = {"ATTENTION_PLAYGROUND_FFMPEG": ffmpeg}, "imageio-ffmpeg's binary, named"
+            except Exception:  # no ffmpeg anywhere: the GIF and the refusal are still checked
+                ffmpeg = None
+        cmd = [str(exe), "train", "--steps", "3", "--out", str(folder / "run"), "--gif", str(folder / "f.gif")]
+        cmd += ["--mp4", str(folder / "f.mp4")] if ffmpeg else []
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(timeout, 300),
+                              env={**headless_env(), **extra})
+        if proc.returncode != 0:
+            raise Failure(f"train with films: exit {proc.returncode}: {proc.stderr.strip()[-400:]}")
+        if (folder / "f.gif").read_bytes()[:4] != b"GIF8":
+            raise Failure("f.gif is not a GIF")
+        notes = [f"GIF {(folder / 'f.gif').stat().st_size} bytes"]
+        if ffmpeg:
+            if (folder / "f.mp4").read_bytes()[4:8] != b"ftyp":
+                raise Failure("f.mp4 is not an MP4")
+            notes.append(f"MP4 {(folder / 'f.mp4').stat().st_size} bytes through {where}")
+        else:
+            notes.append("no ffmpeg on this machine: MP4 not written")
+        refused = subprocess.run([str(exe), "train", "--steps", "3", "--out", str(folder / "refused"), "--mp4",
+                                  str(folder / "r.mp4")], capture_output=True, text=True, timeout=timeout,
+                                 env={**headless_env(), "ATTENTION_PLAYGROUND_FFMPEG": str(folder / "no-ffmpeg")})
+        if refused.returncode != 2 or "ffmpeg" not in refused.stderr.lower() or (folder / "refused").exists():
+            raise Failure(f"--mp4 without ffmpeg: exit {refused.returncode}, {refused.stderr.strip()[-200:]!r}")
+        return "; ".join(notes) + "; --mp4 without ffmpeg refused before training"
+
     def inspect_model() -> str:
         """A model folder opened by the bundle (tokenizers, safetensors inside): a tiny model trained by the
         bundle itself, then ``inspect`` on it."""
@@ -361,6 +416,7 @@ def main() -> int:
     check("self-test (GUI)", self_test)
     check("refused before work", refusals)
     check("Ctrl+C during a film", film_interrupted)
+    check("films: GIF, MP4 via a found ffmpeg", films)
     check("inspect a model folder", inspect_model)
     if onedir:
         check("resources bundled", resources)

@@ -38,7 +38,7 @@ def test_train_writes_checkpoint_history_and_json(tmp_path):
     assert meta["extra"]["train_config"]["seed"] == 0
     config = json.loads((out / "config.json").read_text())
     assert config["model_config"]["num_heads"] == 4
-    rows = list(csv.reader((out / "history.csv").open()))
+    rows = list(csv.reader(ln for ln in (out / "history.csv").open() if not ln.startswith("#")))
     assert rows[0][0] == "step" and len(rows) == 1 + 1 + int(rows[-1][0])
 
 
@@ -52,14 +52,16 @@ def test_export_csv_numbers_equal_core(tmp_path, view):
     out = tmp_path / f"{view}.csv"
     r = run_cli("export", "--preset", "cat-sat-mat", "--view", view, "--out", str(out))
     assert r.returncode == 0, r.stderr
-    rows = list(csv.reader(out.open()))
     p = get_preset("cat-sat-mat")
     s = attention_steps(p.q, p.k, p.v)
     expected = getattr(s, view)
-    assert [row[0] for row in rows[1:]] == list(p.query_tokens)
+    lines = out.read_text(encoding="utf-8").splitlines()
+    labels = {ln.split(": ", 1)[0]: json.loads(ln.split(": ", 1)[1]) for ln in lines if ln.startswith("# rows")
+              or ln.startswith("# columns")}  # the labels as #-lines (JSON lists); the numbers alone below them
+    assert labels["# rows (query)"] == list(p.query_tokens)
     expected_cols = list(p.key_tokens) if view != "output" else [f"v{j}" for j in range(p.v.shape[1])]
-    assert rows[0][1:] == expected_cols
-    np.testing.assert_allclose(np.array([[float(x) for x in row[1:]] for row in rows[1:]]), expected, rtol=1e-12)
+    assert [v for k, v in labels.items() if k.startswith("# columns")] == [expected_cols]
+    np.testing.assert_allclose(np.genfromtxt(out, comments="#", delimiter=","), expected, rtol=1e-12)
 
 
 def test_export_png_and_svg(tmp_path):

@@ -236,3 +236,34 @@ def test_a_film_stopped_leaves_no_file_and_keeps_the_run(tmp_path, signal_name):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no film, no temporary file
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["config.json", "history.csv",
                                                                    "model.safetensors"]
+
+
+def test_export_and_probe_refuse_what_the_window_refuses(tmp_path):
+    """Issue 24: a scale the Playground's custom scale refuses (nan, inf, ≤ 0) and a random preset whose seed the
+    window's Random (seed…) dialog cannot take (above 2³¹ − 1) exit 2 with the reason, and nothing is written."""
+    out = str(tmp_path / "x.csv")
+    cases = [
+        (["export", "--preset", "cat-sat-mat", "--view", "weights", "--out", out, "--scale", "nan"],
+         "attention-playground export: --scale nan is out of range: expected a positive number up to 1000"),
+        (["export", "--preset", "cat-sat-mat", "--view", "weights", "--out", out, "--scale", "inf"],
+         "attention-playground export: --scale inf is out of range"),
+        (["export", "--preset", "cat-sat-mat", "--view", "code", "--out", str(tmp_path / "x.py"), "--scale", "-0"],
+         "attention-playground export: --scale -0.0 is out of range"),
+        (["export", "--preset", "random-2147483648", "--view", "weights", "--out", out],
+         "attention-playground export: --preset random-2147483648: the seed 2147483648 is out of range: expected an "
+         "integer from 0 to 2147483647"),
+        (["probe", "--preset", "random-99999999999", "--position", "1"],
+         "attention-playground probe: --preset random-99999999999: the seed 99999999999 is out of range"),
+        (["export", "--preset", "cat-sat-mat", "--view", "code", "--out", str(tmp_path / "no" / "x.py")],
+         "attention-playground export: --out"),
+        (["inspect", "--model", str(tmp_path), "--text", "3 SEP", "--out", str(tmp_path / "no" / "i.csv")],
+         "attention-playground inspect: --out"),
+        (["experiment", "--preset", "tasks", "--out", str(tmp_path / "no" / "exp")],
+         "attention-playground experiment: --out"),
+        (["bench", "--out", str(tmp_path / "no" / "b.csv")], "attention-playground bench: --out"),
+    ]
+    out_ = run_many([argv for argv, _ in cases], tmp_path)
+    for (argv, words), res in zip(cases, out_["results"]):
+        assert res["code"] == 2, res
+        assert one_line(res["err"]).startswith(words), (argv, res["err"])
+    assert list(tmp_path.iterdir()) == []

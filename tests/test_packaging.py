@@ -183,3 +183,23 @@ def test_no_module_the_app_imports_is_excluded_from_the_bundle() -> None:
     assert "superqt.utils" in loaded and "torch" in loaded  # the walk really reached the GUI and the core
     hit = sorted(m for m in loaded for ex in excludes if m == ex or m.startswith(ex + "."))
     assert hit == [], f"modules the app imports but build.spec excludes: {hit}"
+
+
+def test_torch_keeps_the_sources_it_reads() -> None:
+    """The bundle keeps only a dozen of torch's .py sources (build.spec TORCH_SOURCES): every torch config module
+    (``install_config_module`` reads its own source on import: ``import torch`` fails without it) must be among
+    them, so a torch upgrade that adds one fails here rather than in the bundle."""
+    import importlib.util
+
+    text = spec_text()
+    listed = set(re.findall(r'"(torch[\w.]*)"', re.search(r"TORCH_SOURCES = \[(.*?)\n\]", text, re.S).group(1)))
+    torch_dir = Path(importlib.util.find_spec("torch").origin).parent
+    needed = set()
+    for path in torch_dir.rglob("*.py"):
+        rel = path.relative_to(torch_dir.parent)
+        if "testing" in rel.parts or rel.name == "_config_module.py":
+            continue
+        if "install_config_module(" in path.read_text(encoding="utf-8", errors="replace"):
+            needed.add(".".join(rel.with_suffix("").parts))
+    assert needed and needed <= listed, sorted(needed - listed)
+    assert '"torch": "pyz"' in text

@@ -81,6 +81,9 @@ class ExportContext:
     """The run's position encoding: named unless it is the default (learned)."""
     attention_dropout: float | None = None
     """Dropout on the attention weights in training: named when above 0."""
+    mode: str | None = None
+    """The Playground's input mode in words ("Q, K, V given", "projection …"): named in a CSV's ``#`` lines
+    (``app.common.heatmap_files.context_comments``), not in an image's title."""
 
     def parts(self) -> list[str]:
         out = []

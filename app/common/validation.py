@@ -134,6 +134,15 @@ def check_scale(scale: float, flags: bool = True) -> float:
     return float(SCALE.check(scale, flags))
 
 
+def check_preset_name(name: str, flag: str = "--preset") -> str:
+    """A ``random-N`` preset's seed N within the seeds' range, as the window's Random (seed…) dialog takes it
+    (0 … 2³¹ − 1); other names are the library's to check (``get_preset``)."""
+    head, _, tail = str(name).partition("-")
+    if head == "random" and tail.isdigit() and int(tail) > MAX_SEED:
+        raise Refused(f"{flag} {name}: the seed {tail} is out of range: expected an integer from 0 to {MAX_SEED}")
+    return name
+
+
 # ---------------------------------------------------------------- memory
 def memory_budget_mib() -> float:
     """What a run may use: half the memory free now (``MemAvailable``), like the Lab's default limit;

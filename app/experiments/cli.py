@@ -95,8 +95,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         trainer, summary = train_run(run.config, folder, desc=f"run {i}/{len(runs)} {run.name}")
         print(json.dumps({"run": run.name, "folder": str(folder.resolve()), **summary}), flush=True)
         rows.append({**summary_row(run, trainer.history), "folder": folder.name})
+    comments = ["# Attention Playground: experiment summary, one row per run",
+                f"# experiment: {args.preset or args.runs}",
+                f"# differing options: {', '.join(differing_options([r.config for r in runs])) or 'none'}"]
     with stopping.deferred():
-        write_csv(out / "summary.csv", rows)
+        write_csv(out / "summary.csv", rows, comments)
     print(json.dumps({"experiment": args.preset or str(args.runs), "out": str(out.resolve()),
                       "differing": differing_options([r.config for r in runs]), "runs": rows}))
     return 0

@@ -150,6 +150,9 @@ def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> i
 
     def write(fh: Any) -> None:
         nonlocal rows
+        fh.write(f"# Attention Playground: attention weights of {trace.name}, one row per attended pair\n")
+        fh.write(f"# layers: {', '.join(map(str, layers))}; heads: {', '.join(map(str, heads))} (numbered from 0)\n")
+        fh.write(f"# tokens: {json.dumps([str(t) for t in trace.tokens], ensure_ascii=False)}\n")
         w = csv.writer(fh)
         w.writerow(["layer", "head", "query_pos", "key_pos", "query_token", "key_token", "weight"])
         for li in layers:

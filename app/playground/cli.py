@@ -1,5 +1,6 @@
 """The Playground's command: ``export`` renders one step of a preset, or the whole pipeline, as PNG, SVG, PDF or
-CSV without a display (the same titles and renderers as the window's Export buttons)."""
+CSV without a display (the same titles and renderers as the window's Export buttons), or writes the window's Copy as
+code script (``--view code``)."""
 
 from __future__ import annotations
 
@@ -14,33 +15,46 @@ import numpy as np
 from app.common import stopping
 from app.common.outputs import check_output_file
 from app.common.titles import ExportContext, colorbar_label, full_title, step_title  # Qt-free
-from app.common.validation import check_scale
+from app.common.validation import check_preset_name, check_scale
 from attention_core.steps import STEP_NAMES  # torch-free
 
-VIEWS = (*STEP_NAMES, "pipeline")  # what `export --view` accepts
+VIEWS = (*STEP_NAMES, "pipeline", "code")  # what `export --view` accepts
 PROG = "attention-playground export"
 
 
 def add_export_parser(sub: Any) -> None:
     """The ``export`` sub-command's arguments (``sub``: the main parser's sub-parsers)."""
     e = sub.add_parser("export", help="render one step of a preset, or the whole pipeline, as PNG, SVG, PDF or "
-                                      "CSV, without a display")
+                                      "CSV, without a display; or write it as a numpy-only Python script")
     e.add_argument("--preset", required=True, help="cat-sat-mat, it-animal-street, magnitude, bank-river-loan, "
                                                    "lesson-random-4x8 or random-N")
-    e.add_argument("--view", required=True, help="scores, scaled, masked, weights, output, or pipeline (every step "
-                                                 "with Q, K and V in one figure; PNG, SVG or PDF)")
-    e.add_argument("--out", required=True, help="FILE.png, FILE.svg, FILE.pdf or FILE.csv (its folder must exist)")
+    e.add_argument("--view", required=True, help="scores, scaled, masked, weights, output, pipeline (every step "
+                                                 "with Q, K and V in one figure; PNG, SVG or PDF), or code (a "
+                                                 "numpy-only Python script printing the five steps; FILE.py)")
+    e.add_argument("--out", required=True, help="FILE.png, FILE.svg, FILE.pdf or FILE.csv; FILE.py for --view code "
+                                                "(its folder must exist)")
     e.add_argument("--mask", choices=("none", "causal"), default="none")
     e.add_argument("--scale", type=float, default=None,
                    help="multiplier, a positive number up to 1000 (default 1/sqrt(d_k))")
 
 
-def export_context(preset_name: str, scale: float | None, d_k: int, mask: str = "none") -> ExportContext:
-    """The setting an exported figure names: preset, mask, and the scale used (the default resolved)."""
+def export_context(preset_name: str, scale: float | None, d_k: int, mask: str = "none",
+                   mode: str | None = None) -> ExportContext:
+    """The setting an exported figure names: preset, mask, and the scale used (the default resolved); ``mode``
+    (the input mode in words, ``mode_text``) for a CSV's ``#`` lines."""
     from attention_core.steps import default_scale
 
     return ExportContext(preset=preset_name, mask=mask, scale=default_scale(d_k) if scale is None else float(scale),
-                         d_k=d_k)
+                         d_k=d_k, mode=mode)
+
+
+def preset_mode(preset: Any) -> str:
+    """A preset's input mode in words, as the Playground names it once the preset is loaded."""
+    from app.playground.model.export_context import mode_text
+
+    if not preset.has_projections:
+        return mode_text("qkv")
+    return mode_text("projection", "self" if preset.self_attention else "cross")
 
 
 def export_title(view: str, preset_name: str, scale: float | None, d_k: int, mask: str = "none") -> str:
@@ -61,14 +75,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     view = args.view
     if view not in VIEWS:
         return _fail(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
-    allowed = (".png", ".svg", ".pdf") if view == "pipeline" else (".png", ".svg", ".pdf", ".csv")
+    allowed = {"pipeline": (".png", ".svg", ".pdf"), "code": (".py",)}.get(view, (".png", ".svg", ".pdf", ".csv"))
     if Path(args.out).suffix.lower() not in allowed:
         return _fail(f"--out must end in {', '.join(allowed)} for --view {view} (got {args.out!r})")
     try:
         check_output_file(args.out, "--out")
         if args.scale is not None:
             check_scale(args.scale)
-        preset = get_preset(args.preset)
+        preset = get_preset(check_preset_name(args.preset))
     except ValueError as exc:  # Refused is one
         return _fail(str(exc))
     lq, lk = preset.q.shape[0], preset.k.shape[0]
@@ -83,7 +97,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not (np.isfinite(steps.weights).all() and np.isfinite(steps.output).all()):
         return _fail(f"--scale {args.scale}: the weights are not finite numbers; use a smaller scale")
-    context = export_context(preset.name, args.scale, preset.q.shape[1], args.mask)
+    context = export_context(preset.name, args.scale, preset.q.shape[1], args.mask, preset_mode(preset))
+    if view == "code":
+        with stopping.deferred():
+            _write_code(args.out, preset, args.mask, args.scale, context)
+        print(str(Path(args.out).resolve()))
+        return 0
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
     with stopping.deferred():
         _write(args, view, steps, preset, context)
@@ -94,6 +113,21 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _fail(message: str) -> int:
     print(f"{PROG}: {message}", file=sys.stderr)
     return 2
+
+
+def _write_code(out: str, preset: Any, mask: str, scale: float | None, context: ExportContext) -> None:
+    """``--view code``: the Playground's own script (``code_export``) for the preset loaded as the window loads
+    it, with the mask and the scale given; written atomically."""
+    from app.common.heatmap_files import atomic_write_bytes
+    from app.playground.model.code_export import script_for_state
+    from app.playground.model.state import PlaygroundState
+
+    state = PlaygroundState()
+    state.load_preset(preset)
+    state.set_mask_mode(mask)
+    if scale is not None:
+        state.set_scale("custom", float(scale))
+    atomic_write_bytes(Path(out), script_for_state(state, context.line()).encode("utf-8"))
 
 
 def _write(args: argparse.Namespace, view: str, steps: Any, preset: Any, context: ExportContext) -> None:

@@ -85,24 +85,10 @@ def _run(self_test_dir: str | None) -> int:
 
 
 def _self_test(app: Any, window: Any, out: Path) -> list[Path]:
-    """Render every view to PNG in ``out``; a stop is acted on between two views."""
-    app.processEvents()
-    stopping.check()
-    written: list[Path] = window.self_test(out)
-    stopping.check()
-    written.append(out / "flow.png")  # the Playground's Flow view (issue 13)
-    window.tab.flow.export(written[-1])
-    tab = window.tab  # the Vectors tab, and the 3D tab where OpenGL works (elsewhere it shows why not)
-    written += tab.vectors.self_test(out)
-    stopping.check()
-    tab.view_tabs.setCurrentWidget(tab.surface)
-    app.processEvents()
-    written += tab.surface.self_test(out)
-    stopping.check()
-    tab.view_tabs.setCurrentWidget(tab.pipeline)
-    written += window.lab.self_test(out)  # the Lab tab and its plots
-    stopping.check()
-    return written
+    """Render every view to PNG in ``out`` (``app/shell/self_test.py``); a stop is acted on between two views."""
+    from app.shell.self_test import render_all
+
+    return render_all(window, out)
 
 
 def _close_on_stop(window: Any) -> Any:

@@ -3,10 +3,15 @@ Qt-free evented model:
 
 - Playground: ``self.playground`` (``PlaygroundModel``); edits go through ``self.edits`` (undo stack) and every view
   follows the model's events (app/shell/playground_tab.py). Built at once: it is the first frame.
-- Training, Experiments, Lab: a ``LazyTabHost`` each (``app/<feature>/qt/host.py``) holds the model from the start
-  (``self.training`` is the ``TrainingSession``) and builds the tab's widgets when it is first opened.
+- Training, Experiments, Lab, Model: a ``LazyTabHost`` each (``app/<feature>/qt/host.py``) holds the model and
+  builds the tab's widgets when it is first opened. The hosts themselves are created on first use too
+  (``app/widgets/tab_host.py``'s ``DeferredHosts``): the tab bar shows their titles from the first frame, and the
+  host (its module, its model) is made when its tab is chosen or ``self.training`` (the ``TrainingSession``),
+  ``self.training_host``, ``self.experiments``, ``self.lab`` or ``self.inspect`` is first read.
+- ``self.learn`` (the Learn dock's wiring, Help → Lessons): with the window while its offer shows, else after it.
 
-torch is never imported on the way to the first window; GPUs are listed in the background after it shows
+Nothing the first frame does not show is imported or built before it (``bench_gui_edit.py --launch`` measures it
+against a bare pyqtgraph window): no torch; GPUs are listed in the background after it shows
 (``app/widgets/workers.py``, the one way to run background work).
 """
 
@@ -30,38 +35,41 @@ from PySide6.QtWidgets import (
 
 from app.common.resources import resource_path
 from app.common.version import __version__
-from app.experiments.qt.host import ExperimentsHost
-from app.inspect.qt.host import InspectHost
-from app.lab.qt.host import LabHost
-from app.learn.qt import dock as learn
+from app.playground.model.concealment import Concealment
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.session_file import SessionError, load_session, save_session
 from app.playground.qt.commands import UndoableEdits
 from app.playground.qt.pipeline import STEPS
 from app.shell import presentation
+from app.shell.hosts import HostAttributes, add_hosts
 from app.shell.playground_tab import PlaygroundTab
-from app.training.qt.host import TrainingHost
 from app.widgets import screen_fit
 from app.widgets.qt_compat import protect_singletons
 from app.widgets.settings import THEMES, Settings, dialog_dir, remember_dialog_path, use_for_dialogs
 from app.widgets.theme import ThemeController
-from app.widgets.workers import run_in_background, wait_for_workers
 from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
 if TYPE_CHECKING:
+    from app.learn.qt.dock import Learn
     from app.training.qt.panel import TrainingPanel
+
+LEARN_OFFER_KEY = "learn/offer_dismissed"
+"""``app.learn.qt.dock.OFFER_KEY``: while the first-launch offer is not dismissed, the first frame shows it, so the
+Learn wiring is installed with the window; else right after the first frame."""
 
 HELP_TEXT = (
     "• Edit a cell: type a number, Enter or Tab. Ctrl+drag or Ctrl+↑/↓ scrubs a value.\n"
     "• Paste a block from a spreadsheet with Ctrl+V; copy with Ctrl+C.\n"
     "• Hover any heatmap cell to see its formula; click to pin it.\n"
     "• Export button (or right-click) on a map: PNG, SVG, PDF or CSV; File → Export all steps.\n"
-    "• F11 presents; Ctrl+= / Ctrl+- zoom; double-click a map to show it alone (← → step, Esc returns).\n"
+    "• F11: presentation mode (full screen, larger fonts, side panels hidden; Esc returns). Ctrl+= / Ctrl+- zoom;\n"
+    "  double-click a map to show it alone (← → step, Esc returns).\n"
+    "• Help → Lessons: guided lessons in the Learn dock. Teachers: File → Open lesson…, Save state as lesson step….\n"
     "• Ctrl+Z / Ctrl+Shift+Z undo and redo every edit.\n"
     "• Mask 'custom': click a cell in ③ or ④ to block it.")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(HostAttributes, QMainWindow):
     detect_devices = True
     """List GPUs (which imports torch) in the background 1 s after the window shows. ``--self-test`` switches it
     off: it is over in about a second."""
@@ -76,6 +84,7 @@ class MainWindow(QMainWindow):
         self.edits = UndoableEdits(self.playground, self.undo_stack, self)
         self.session_path: Path | None = None
         self._shown_once = self._closed = False
+        self._learn: Learn | None = None
         self.confirm_on_close = True  # test fixtures and scripts set False: close without the unsaved-changes prompt
 
         self.setWindowTitle("Attention Playground[*]")
@@ -88,7 +97,7 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self._show_status)
         # the widgets tests and scripts reach for, by their old names
         t = self.tab
-        self.pipeline, self.multihead, self.controls, self.view_tabs = t.pipeline, t.multihead, t.controls, t.view_tabs
+        self.pipeline, self.controls, self.view_tabs = t.pipeline, t.controls, t.view_tabs
         self.explain_label, self.story_label, self.splitter = t.explain_label, t.story_label, t
         self.editors, self.derived, self.error_label = t.inputs.editors, t.inputs.derived, t.inputs.error_label
         self.dim_spins, self.key_tokens_edit = t.inputs.dim_spins, t.inputs.key_tokens_edit
@@ -96,7 +105,6 @@ class MainWindow(QMainWindow):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.edits.refused.connect(self._show_refusal)
         self.playground.events.result.connect(self._show_status)
-        self.training.events.status.connect(self._show_status)
         self.resize(1280, 800)
         if (geom := self.settings.geometry()) is not None:
             self.restoreGeometry(geom)
@@ -106,20 +114,28 @@ class MainWindow(QMainWindow):
         self.theme.changed.connect(self._push_theme)
         self.set_theme(self.settings.theme, save=False)
         self._show_status()
-        self.learn = learn.install(self)  # the Learn dock, Help → Lessons, File → Open lesson… (app/learn/qt/dock.py)
+        if str(self.settings.q.value(LEARN_OFFER_KEY, "false")).lower() not in ("true", "1", "yes"):
+            self.learn  # noqa: B018 (built now: the first frame shows its offer in the status bar)
 
     # ================================================================== tabs
     def _build_tabs(self) -> None:
         """Every tab, in the order the tab bar shows them: the one place that lists them. The Playground is built
-        now (the first frame shows it); each other tab's host keeps its model now and builds its widgets when the
-        tab is first opened."""
+        now (the first frame shows it); the others are placeholders whose hosts are made on first use
+        (``app/shell/hosts.py``, in tab-bar order) and build their widgets when the tab is first opened."""
         self.tab = PlaygroundTab(self.playground, self.edits)
         self.tabs.addTab(self.tab, "Playground")
-        self.training_host = TrainingHost(self)  # app/training/qt/host.py
-        self.training = self.training_host.model  # the TrainingSession: scripts' ``w.training``
-        self.experiments = ExperimentsHost(self)  # app/experiments/qt/host.py
-        self.lab = LabHost(self)  # app/lab/qt/host.py
-        self.inspect = InspectHost(self)  # app/inspect/qt/host.py: a real model, head by head
+        self.hosts = add_hosts(self)  # app/shell/hosts.py: Training, Experiments, Lab, Model
+
+    multihead = property(lambda self: self.tab.multihead, doc="The Playground's Multi-head view (built on first use).")
+
+    @property
+    def learn(self) -> Learn:
+        """The Learn dock, Help → Lessons, File → Open lesson… (app/learn/qt/dock.py), installed on first read."""
+        if self._learn is None:
+            from app.learn.qt import dock
+
+            self._learn = dock.install(self)
+        return self._learn
 
     # ================================================================== menus
     def _build_menus(self) -> None:
@@ -133,6 +149,7 @@ class MainWindow(QMainWindow):
         self._add(file_menu, "Save session &as…", self.save_session_as, QKeySequence.StandardKey.SaveAs)
         file_menu.addSeparator()
         self._add(file_menu, "&Export all steps…", self.export_all_dialog, "Ctrl+E")
+        self._add(file_menu, "Save state as lesson ste&p…", self.save_state_as_step_dialog)
         file_menu.addSeparator()
         self._add(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         edit_menu = mb.addMenu("&Edit")
@@ -142,6 +159,9 @@ class MainWindow(QMainWindow):
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
+        from app.playground.qt.copy_code import install_copy_as_code  # Edit → Copy as code (issue 24)
+
+        self.copy_code_action = install_copy_as_code(self, edit_menu)
         preset_menu = mb.addMenu("&Presets")
         for name in PRESET_NAMES:
             p = get_preset(name)
@@ -170,6 +190,10 @@ class MainWindow(QMainWindow):
             f"Attention Playground {__version__}<br>See scaled dot-product attention work, step by step.<br>"
             "All numbers are computed by attention_core (numpy on CPU, torch on CUDA)."))
 
+    def save_state_as_step_dialog(self) -> None:  # a teacher's tool (app/learn/qt/step_dialog.py), dock or not
+        from app.learn.qt.step_dialog import StepDialog
+        StepDialog(self.playground, self).open()
+
     def _add(self, menu: QMenu, text: str, slot: Callable[[], Any], shortcut: Any = None) -> QAction:
         act = QAction(text, self)
         act.triggered.connect(lambda _c=False: slot())
@@ -195,8 +219,9 @@ class MainWindow(QMainWindow):
 
     def _show_status(self, *_: object) -> None:
         """The status line follows the current tab: the playground's result, or the training run's task and state."""
-        if self.tabs.currentWidget() is self.tab:  # the other tabs' hosts show their own model's status
-            self.statusBar().showMessage(self.playground.status)
+        bar = self.statusBar()  # (the same text again: no message, Qt would repaint the bar at once on every edit)
+        if self.tabs.currentWidget() is self.tab and bar.currentMessage() != self.playground.status:
+            bar.showMessage(self.playground.status)
 
     # ================================================================== theme
     def set_theme(self, theme: str, save: bool = True) -> None:
@@ -295,9 +320,10 @@ class MainWindow(QMainWindow):
         # is no hang to the user (scripts/close_campaign.py measures both)
         self.hide()
         QApplication.sync()
-        self.training_host.shutdown()
-        self.lab.shutdown()
-        self.inspect.shutdown()
+        for host in self.hosts.hosts.values():  # the hosts made so far
+            host.shutdown()
+        from app.widgets.workers import wait_for_workers
+
         wait_for_workers(60)  # device detection, warm-up
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.set_splitter_state(self.splitter.saveState())
@@ -309,15 +335,19 @@ class MainWindow(QMainWindow):
         if folder:
             remember_dialog_path(folder, is_dir=True)
             written = self.export_all(folder)
-            self.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 6000)
+            withheld = Concealment.of(self.playground).withheld_message(*STEPS)
+            self.statusBar().showMessage(f"Exported {len(written)} files to {folder}"
+                                         + (f" ({withheld}: not exported)" if withheld else ""), 8000)
 
     def export_all(self, folder: str | Path) -> list[Path]:
-        """Every step as PNG, SVG and CSV into ``folder``."""
+        """Every step as PNG, SVG and CSV into ``folder`` (but the maps a lesson's question covers now)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         self.pipeline.redraw()  # the Steps view may be hidden behind the multi-head tab: draw the current result
         written = []
         for n, name in enumerate(STEPS, start=1):
+            if Concealment.of(self.playground).hides(name):
+                continue
             for suffix in ("png", "svg", "csv"):
                 path = folder / f"{n}-{name}.{suffix}"
                 self.pipeline.heatmaps[name].export(path)
@@ -334,12 +364,14 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._shown_once:
             self._shown_once = True
+            QTimer.singleShot(150, lambda: self._closed or self.learn)  # Learn menu entries, first-launch offer
             # after the first paint settles: listing GPUs imports torch (~2.5 s), in the background
             QTimer.singleShot(1000, self._start_device_detection)
 
     def _start_device_detection(self) -> None:
         if not self.detect_devices or self._closed:
             return
+        from app.widgets.workers import run_in_background
         from attention_core import available_devices
 
         def found(devices: list[str]) -> None:
@@ -355,29 +387,11 @@ class MainWindow(QMainWindow):
 
     # ================================================================== self-test
     def self_test(self, out_dir: Path) -> list[Path]:
-        """Render every view to PNG in ``out_dir`` (used by ``--self-test`` and the bundle's smoke test)."""
-        from app.widgets.file_export import export_widget_image
+        """Render the Playground's Steps and Multi-head views and the window to PNG in ``out_dir``, then the
+        Training tab (``--self-test`` renders every view: ``app/shell/self_test.py``)."""
+        from app.shell.self_test import render_playground
 
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        QApplication.processEvents()
-        written = [p for p in self.export_all(out_dir) if p.suffix == ".png"]
-        for p in [*out_dir.glob("*.svg"), *out_dir.glob("*.csv")]:
-            p.unlink()
-        before = self.playground.snapshot()
-        try:
-            if 2 in self.playground.state.valid_head_counts():
-                self.playground.set_heads(2)
-            self.view_tabs.setCurrentWidget(self.multihead)
-            path = out_dir / "multihead.png"
-            export_widget_image(self.multihead, path)
-            written.append(path)
-        finally:
-            self.playground.restore(before)
-            self.view_tabs.setCurrentWidget(self.pipeline)
-        path = out_dir / "window.png"
-        self.grab().save(str(path))
-        written.append(path)
-        written += self.training_host.self_test(out_dir)  # shown first: a tab never shown has no layout
+        written = render_playground(self, Path(out_dir))
+        written += self.training_host.self_test(Path(out_dir))  # shown first: a tab never shown has no layout
         self.tabs.setCurrentIndex(0)
         return written

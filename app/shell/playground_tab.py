@@ -6,23 +6,32 @@ map follow the model's events. A click in ③ or ④ with the custom mask also t
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from app.flow.qt.view import PlaygroundFlowView
+from app.playground.model.concealment import COVER_TEXT, Concealment
 from app.playground.model.explain import EXPLAIN_HINT
 from app.playground.model.playground import PlaygroundModel
 from app.playground.qt.commands import UndoableEdits
 from app.playground.qt.controls import ControlsPanel
 from app.playground.qt.inputs_panel import InputsPanel, set_visible
-from app.playground.qt.multihead_view import MultiHeadView
+from app.playground.qt.label_box import LabelBox
 from app.playground.qt.pipeline import PipelineView
 from app.playground.qt.steps_header import HeadsBanner, SharedRangeToggle
-from app.surface.qt.view import SurfaceView
-from app.vectors.qt.view import VectorView
 from app.widgets.side_panel import SideScroll
+
+if TYPE_CHECKING:
+    from app.flow.qt.view import PlaygroundFlowView
+    from app.playground.qt.multihead_view import MultiHeadView
+    from app.surface.qt.view import SurfaceView
+    from app.vectors.qt.view import VectorView
+
+LAZY_VIEWS = (("multihead", "Multi-head"), ("vectors", "Vectors"), ("surface", "3D"), ("flow", "Flow"))
+"""The views behind the Steps view, in tab order: each is built (and its module imported) when its tab is first
+opened or its attribute first read, so the first frame builds the Steps view alone."""
 
 
 class PlaygroundTab(QSplitter):
@@ -45,21 +54,19 @@ class PlaygroundTab(QSplitter):
         self.story_label.setObjectName("storyLabel")
         self.story_label.setWordWrap(True)
         self.story_label.setTextFormat(Qt.TextFormat.RichText)
-        cv.addWidget(self.story_label)
+        cv.addWidget(LabelBox(self.story_label))  # a new story (every edit) relays nothing out
         self.view_tabs = QTabWidget()
         self.pipeline = PipelineView(model)
-        self.multihead = MultiHeadView(model)
-        for view in (self.pipeline, self.multihead):
-            view.cellHovered.connect(self._on_hover)
-            view.cellClicked.connect(self._on_click)
+        self.pipeline.cellHovered.connect(self._on_hover)
+        self.pipeline.cellClicked.connect(self._on_click)
         self.view_tabs.addTab(self.pipeline, "Steps")
-        self.view_tabs.addTab(self.multihead, "Multi-head")
-        self.vectors = VectorView(model, edits)  # queries and keys as arrows; drag to edit (d_k = 2)
-        self.view_tabs.addTab(self.vectors, "Vectors")
-        self.surface = SurfaceView(model)  # one step's map in 3D (OpenGL only once shown)
-        self.view_tabs.addTab(self.surface, "3D")
-        self.flow = PlaygroundFlowView(model)
-        self.view_tabs.addTab(self.flow, "Flow")
+        self._dark = False
+        self._views: dict[str, QWidget] = {}  # the lazy views built so far
+        self._holders: dict[str, QWidget] = {}  # their placeholders until then
+        self._when_built: dict[str, list[Callable[[Any], None]]] = {}
+        for name, title in LAZY_VIEWS:
+            self._holders[name] = QWidget()
+            self.view_tabs.addTab(self._holders[name], title)
         self.view_tabs.currentChanged.connect(self._on_view_changed)
         # the Steps view's own switches: the colour-range option in the tab bar's corner (no height taken), the
         # heads banner above the maps while the Steps view is shown and Heads > 1 (its link opens Multi-head)
@@ -92,8 +99,11 @@ class PlaygroundTab(QSplitter):
         self.setCollapsible(1, False)
         self.setStretchFactor(1, 1)
         self.setSizes([310, 740, 230])
+        self.concealment = Concealment.of(model)
         model.events.story.connect(self._show_story)
         model.events.explanation.connect(self._show_explanation)
+        self.concealment.events.changed.connect(self._show_story)
+        self.concealment.events.changed.connect(self._show_explanation)
         self._show_story()
         self._show_explanation()
 
@@ -159,7 +169,81 @@ class PlaygroundTab(QSplitter):
         self.side_tabs.setParent(self._park)
         self.side_tabs.hide()
 
+    # ------------------------------------------------------------------ the views behind Steps, built on first use
+    @property
+    def multihead(self) -> MultiHeadView:
+        """The Multi-head view: the split into heads, each head's weights, W_O."""
+        return self.view("multihead")  # type: ignore[return-value]
+
+    @property
+    def vectors(self) -> VectorView:
+        """Queries and keys as arrows; drag to edit (d_k = 2)."""
+        return self.view("vectors")  # type: ignore[return-value]
+
+    @property
+    def surface(self) -> SurfaceView:
+        """One step's map in 3D (OpenGL only once shown)."""
+        return self.view("surface")  # type: ignore[return-value]
+
+    @property
+    def flow(self) -> PlaygroundFlowView:
+        """Lines from each query to each key."""
+        return self.view("flow")  # type: ignore[return-value]
+
+    def is_built(self, name: str) -> bool:
+        return name in self._views
+
+    def when_built(self, name: str, callback: Callable[[Any], None]) -> None:
+        """Call ``callback(view)`` once the view ``name`` exists: now if it does, else when it is built."""
+        if name in self._views:
+            callback(self._views[name])
+        else:
+            self._when_built.setdefault(name, []).append(callback)
+
+    def view(self, name: str) -> QWidget:
+        """The view ``name`` (one of ``LAZY_VIEWS``), built in its placeholder's place if not yet."""
+        if name not in self._views:
+            view = self._make_view(name)
+            self._views[name] = view
+            holder = self._holders.pop(name)
+            idx, current = self.view_tabs.indexOf(holder), self.view_tabs.currentIndex()
+            self.view_tabs.blockSignals(True)
+            self.view_tabs.removeTab(idx)
+            self.view_tabs.insertTab(idx, view, dict(LAZY_VIEWS)[name])
+            self.view_tabs.setCurrentIndex(current)
+            self.view_tabs.blockSignals(False)
+            holder.deleteLater()
+            view.set_dark(self._dark)  # type: ignore[attr-defined]
+            for callback in self._when_built.pop(name, []):
+                callback(view)
+        return self._views[name]
+
+    def _make_view(self, name: str) -> QWidget:
+        model, edits = self.model, self.edits
+        if name == "multihead":
+            from app.playground.qt.multihead_view import MultiHeadView
+
+            multihead = MultiHeadView(model)
+            multihead.cellHovered.connect(self._on_hover)
+            multihead.cellClicked.connect(self._on_click)
+            return multihead
+        if name == "vectors":
+            from app.vectors.qt.view import VectorView
+
+            return VectorView(model, edits)
+        if name == "surface":
+            from app.surface.qt.view import SurfaceView
+
+            return SurfaceView(model)
+        from app.flow.qt.view import PlaygroundFlowView
+
+        return PlaygroundFlowView(model)
+
     def _on_view_changed(self, _index: int) -> None:
+        current = self.view_tabs.currentWidget()
+        for name, holder in list(self._holders.items()):
+            if current is holder:
+                self.view(name)  # built in the holder's place; that tab stays current
         steps = self.view_tabs.currentWidget() is self.pipeline
         self.heads_banner.set_active(steps)
         self.shared_range.setVisible(steps)
@@ -179,16 +263,20 @@ class PlaygroundTab(QSplitter):
             self.model.unpin()
 
     def _show_story(self) -> None:
-        self.story_label.setText(self.model.story)
-        set_visible(self.story_label, bool(self.model.story))
+        # while a lesson's question covers a map, the story (an edited preset's says "'sat' puts 43% on …")
+        # is withheld with the maps
+        story = COVER_TEXT if self.concealment.hidden and self.model.story else self.model.story
+        self.story_label.setText(story)
+        set_visible(self.story_label, bool(story))
 
     def _show_explanation(self) -> None:
-        self.explain_label.setText(self.model.explanation_html or EXPLAIN_HINT)
+        # a cell's formula plugs in the maps before it (and ⑤'s the weights): withheld while any map is covered
+        hidden = self.concealment.hidden and self.model.explanation_html
+        self.explain_label.setText(COVER_TEXT if hidden else self.model.explanation_html or EXPLAIN_HINT)
 
     def set_dark(self, dark: bool) -> None:
+        self._dark = dark  # the views not built yet get it when they are
         self.pipeline.set_dark(dark)
-        self.multihead.set_dark(dark)
-        self.flow.set_dark(dark)
         self.inputs.set_dark(dark)
-        self.vectors.set_dark(dark)
-        self.surface.set_dark(dark)
+        for view in self._views.values():
+            view.set_dark(dark)  # type: ignore[attr-defined]

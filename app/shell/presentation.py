@@ -2,7 +2,12 @@
 
 - Zoom (View → Zoom in / out / Actual size, Ctrl+= / Ctrl+- / Ctrl+0) scales the window's font, which every widget
   and every heatmap's labels and numbers follow; it is remembered (``Settings.zoom``), because the projector is
-  there again next lesson.
+  there again next lesson. While presenting, zooming in stops (with a word in the status bar) where a map on the
+  screen would get cells too small for its numbers at the new size: the words around the maps grow, the maps must
+  not give way. Outside presentation mode the zoom is for reading the window and always goes on (a map too small
+  for its numbers says so and shows them on hover).
+- A map's numbers, token labels and axis titles also grow with its cells (``app.widgets.heatmap``): a 3 × 3 map
+  alone on a 1920 × 1080 projector has ~50 px digits.
 - Present (View → Present, F11): full screen, fonts a further ``PRESENT_BOOST`` larger, the side panels (inputs,
   controls, the training set-up) hidden; Esc or F11 returns to the layout as it was.
 - Double-click a map: it is shown alone over the whole tab area (``SoloView``); ← / → step through the maps of its
@@ -17,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
 
@@ -32,6 +37,7 @@ ZOOM_STEP = 1.15
 PRESENT_BOOST = 1.3
 """Presentation mode's fonts relative to the zoom: the back row of a classroom."""
 SOLO_HINT = "← / → previous / next map · Esc or double-click returns"
+ZOOM_STOP = "Zoom stops here: the maps would get too small for their numbers"
 
 
 def install(window: WindowAPI, file_menu: QMenu, view_menu: QMenu) -> Presenter:
@@ -83,7 +89,8 @@ class Presenter(QObject):
         self.escape_action.setEnabled(False)
         for name, hm in window.pipeline.heatmaps.items():
             hm.doubleClicked.connect(lambda n=name: self.show_alone("steps", n))
-        window.multihead.mapDoubleClicked.connect(lambda n: self.show_alone("multihead", n))
+        window.tab.when_built("multihead", lambda view: view.mapDoubleClicked.connect(  # built on first use
+            lambda n: self.show_alone("multihead", n)))
         window.playground.events.result.connect(self._refresh_solo)
         self.apply_zoom()
 
@@ -111,7 +118,24 @@ class Presenter(QObject):
         self.apply_zoom()
 
     def zoom_by(self, steps: int) -> None:
-        self.set_zoom(self.zoom * ZOOM_STEP ** steps)
+        """Zoom ``steps`` steps in (or out). While presenting, a step in that would leave a shown map's cells too
+        small for its numbers at the new size (the words around the maps take their room) is taken back:
+        ``ZOOM_STOP``."""
+        old = self.zoom
+        holding = self._maps_holding_numbers() if steps > 0 and self.presenting else set()
+        self.set_zoom(old * ZOOM_STEP ** steps)
+        if holding:
+            for _ in range(4):  # the fonts are set; let the layouts (the window's, then the maps') follow
+                QCoreApplication.sendPostedEvents()
+            if holding - self._maps_holding_numbers():
+                self.set_zoom(old)
+                self.window.statusBar().showMessage(ZOOM_STOP, 5000)
+
+    def _maps_holding_numbers(self) -> set[HeatmapWidget]:
+        """The maps on the screen (only the solo one while it covers the others) that hold their numbers."""
+        solo = self.solo.heatmap if self.solo is not None and self.solo.isVisible() else None
+        shown = [solo] if solo is not None else [hm for hm in self.window.findChildren(HeatmapWidget) if hm.isVisible()]
+        return {hm for hm in shown if hm.overlay.numbers_at_full_size()}
 
     def factor(self) -> float:
         """The fonts' scale now: the zoom (× ``PRESENT_BOOST`` while presenting)."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from app.common import stopping
 from app.common.outputs import check_output_file, check_run_folder
 from app.common.progress import Progress
-from app.common.validation import PROBE_LIMITS, Refused, check_options, check_train
+from app.common.validation import PROBE_LIMITS, Refused, check_options, check_preset_name, check_train
 from attention_core.task_shapes import POSITIONAL_KINDS, TASK_NAMES  # torch-free
 
 if TYPE_CHECKING:
@@ -82,6 +82,11 @@ def _animation_targets(args: argparse.Namespace) -> list[Path]:
         value = getattr(args, flag, None)
         if value is not None:
             targets.append(check_output_file(value, f"--{flag}", (f".{flag}",)))
+            if flag == "mp4":
+                from app.training.film import mp4_problem  # loads Qt: only when a film is asked for
+
+                if problem := mp4_problem():  # no ffmpeg here (the bundle ships none): say so before training
+                    raise Refused(f"--mp4: {problem} (--gif writes the same film)")
     return targets
 
 
@@ -133,7 +138,23 @@ def write_run_folder(out: Path, trainer: ReversalTrainer) -> None:
     config_json = json.dumps({"model_config": config.model_config().to_dict(), "train_config": config.to_dict()},
                              indent=2)
     atomic_write(out / "config.json", lambda fh: fh.write(config_json), text=True)
-    write_history_csv(out / "history.csv", trainer.history)
+    write_history_csv(out / "history.csv", trainer.history, history_comments(trainer.history, config))
+
+
+def history_comments(reports: Any, config: TrainConfig) -> list[str]:
+    """``history.csv``'s ``#`` lines: the run's task, last step and test accuracy (with the step it was measured
+    at), from the same ``ExportContext`` the Training tab's figures name."""
+    from app.common.heatmap_files import context_comments
+    from app.common.titles import ExportContext
+
+    last = reports[-1] if len(reports) else None
+    measured = next((r.step for r in reversed(reports) if r.evaluated), None)
+    context = ExportContext(task=config.task, step=None if last is None else last.step,
+                            total_steps=None if last is None else last.total_steps,
+                            accuracy=None if last is None else float(last.sequence_accuracy), accuracy_step=measured,
+                            causal=config.causal, positional=config.positional,
+                            attention_dropout=config.attention_dropout)
+    return context_comments("Training metrics history, one row per recorded step", context)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -208,7 +229,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         if args.position is None:
             return _fail(PROBE, "--preset needs --position T")
         try:
-            preset = get_preset(args.preset)
+            preset = get_preset(check_preset_name(args.preset))
             result = probe_attention_causality(preset.q, preset.k, preset.v, args.position,
                                                mask=args.mask or "causal", trials=args.trials, seed=args.seed)
         except ValueError as exc:

@@ -8,7 +8,11 @@ Used by the CLI (``train --gif/--mp4``, from ``trainer.history``) and the GUI (`
 plain callables: ``progress(done, total)`` after each frame, ``cancelled()`` before each frame. The file is written
 to a temporary file in the target folder and renamed at the end, so a cancelled or failed export leaves no partial
 file and never touches a file already there. GIF goes through Pillow (one 256-colour palette for the whole film),
-MP4 through imageio-ffmpeg's bundled ffmpeg binary (H.264, streamed: frames are not kept).
+MP4 through an ffmpeg program found at run time (``find_ffmpeg``: ``$ATTENTION_PLAYGROUND_FFMPEG``, imageio-ffmpeg's
+binary where that package is installed (a source install), else ``ffmpeg`` on the PATH; H.264, streamed: frames are
+not kept). The standalone bundle ships no ffmpeg (165 MB): where none is found, an MP4 asked for is written as an
+animated GIF beside it (``write_timeline`` returns that path; ``mp4_fallback_note`` says so in the window), and the
+CLI's ``--mp4`` is refused before training with the same reason (``mp4_problem``).
 Qt is needed (the frames are rendered widgets); a QApplication is created offscreen when none exists.
 """
 
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,6 +41,45 @@ ANIMATION_FORMATS = (".gif", ".mp4")
 TASK = "reversal"
 HOLD_LAST_S = 2.0
 """The last frame (the trained model) stays this long in a GIF, so a looping film does not jump back at once."""
+
+
+FFMPEG_ENV = "ATTENTION_PLAYGROUND_FFMPEG"
+"""An ffmpeg program to use for MP4 (a path), before imageio-ffmpeg's and the PATH's."""
+FFMPEG_HINT = "install ffmpeg (Debian/Ubuntu: sudo apt install ffmpeg; macOS: brew install ffmpeg)"
+
+
+def find_ffmpeg() -> str | None:
+    """The ffmpeg program MP4 export runs: ``$ATTENTION_PLAYGROUND_FFMPEG``, imageio-ffmpeg's own binary where
+    that package is installed, else ``ffmpeg`` on the PATH; None when there is none."""
+    named = os.environ.get(FFMPEG_ENV, "").strip()
+    if named:
+        return named if os.path.isfile(named) and os.access(named, os.X_OK) else None
+    try:
+        import imageio_ffmpeg
+
+        exe = imageio_ffmpeg.get_ffmpeg_exe()
+        if exe and os.path.isfile(exe):
+            return str(exe)
+    except Exception:  # not installed (the bundle), or its binary is missing: the PATH's ffmpeg then
+        pass
+    return shutil.which("ffmpeg")
+
+
+def mp4_problem() -> str:
+    """Why an MP4 cannot be written here ("" when it can)."""
+    if find_ffmpeg() is not None:
+        return ""
+    if os.environ.get(FFMPEG_ENV, "").strip():
+        return f"${FFMPEG_ENV} names {os.environ[FFMPEG_ENV]!r}, which is not an executable file"
+    return f"MP4 needs the ffmpeg program, and none was found: {FFMPEG_HINT}, or choose the animated GIF"
+
+
+def mp4_fallback_note(asked: str | Path, written: str | Path) -> str:
+    """What the window says when an MP4 asked for was written as a GIF ("" when it was not)."""
+    if Path(written).suffix.lower() == Path(asked).suffix.lower():
+        return ""
+    return (f"No ffmpeg was found, so the timeline was saved as an animated GIF, {Path(written).name}, instead of "
+            f"{Path(asked).name}. For MP4, {FFMPEG_HINT}.")
 
 
 def history_from_reports(reports: Sequence[TrainingReport], probe: Sequence[int], seq_len: int,
@@ -146,13 +191,18 @@ def write_timeline(path: str | Path, history: TrainingHistory, *, total_steps: i
     ``fps`` defaults to a pace that plays a run in about 10 s (5 to 25 frames a second). ``size`` (w, h) defaults
     to ``frame_size`` of the grid. ``progress(done, total)`` is called after each frame; ``cancelled()`` before
     each: when it returns True the export stops, the temporary file is removed, a file already at ``path`` is
-    left as it was, and None is returned. Returns the path written. Runs in the GUI thread (it renders widgets),
-    so a window's progress dialog keeps its Cancel button alive by processing events in ``progress``.
+    left as it was, and None is returned. Returns the path written: ``path``, or for an MP4 where no ffmpeg is
+    found (``find_ffmpeg``), the same name ending in .gif (``mp4_fallback_note`` says so). Runs in the GUI thread
+    (it renders widgets), so a window's progress dialog keeps its Cancel button alive by processing events in
+    ``progress``.
     """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in ANIMATION_FORMATS:
         raise ValueError(f"timeline: the file must end in .gif or .mp4, got {suffix or '(none)'!r}")
+    ffmpeg = find_ffmpeg() if suffix == ".mp4" else None
+    if suffix == ".mp4" and ffmpeg is None:
+        path, suffix = path.with_suffix(".gif"), ".gif"  # the fallback: the same film as a GIF
     n = len(history)
     if n == 0:
         raise ValueError("timeline: nothing recorded yet")
@@ -173,7 +223,8 @@ def write_timeline(path: str | Path, history: TrainingHistory, *, total_steps: i
             writer = _GifWriter(fh, n, fps, palette_frame=render(n - 1))
         else:
             fh.close()  # ffmpeg writes the file itself
-            writer = _Mp4Writer(tmp, fps)
+            assert ffmpeg is not None
+            writer = _Mp4Writer(tmp, fps, ffmpeg)
         for i in range(n):
             if cancelled is not None and cancelled():
                 writer.abandon()
@@ -238,30 +289,51 @@ class _GifWriter:
 
 
 class _Mp4Writer:
-    """imageio-ffmpeg's ``write_frames`` (its own ffmpeg binary): H.264 in yuv420p, which every player reads."""
+    """Raw RGB frames piped into an ffmpeg program (``find_ffmpeg``): H.264 in yuv420p, which every player reads,
+    the index at the front (``+faststart``) so a browser plays it while loading."""
 
-    def __init__(self, path: Path, fps: float) -> None:
-        self._path, self._fps = path, fps
-        self._gen: Any = None
+    def __init__(self, path: Path, fps: float, ffmpeg: str) -> None:
+        self._path, self._fps, self._ffmpeg = path, fps, ffmpeg
+        self._proc: subprocess.Popen[bytes] | None = None
 
     def add(self, frame: np.ndarray) -> None:
-        if self._gen is None:
-            import imageio_ffmpeg
-
+        if self._proc is None:
             h, w = frame.shape[:2]
-            self._gen = imageio_ffmpeg.write_frames(
-                str(self._path), (w, h), fps=self._fps, codec="libx264", quality=7, pix_fmt_in="rgb24",
-                macro_block_size=16, ffmpeg_log_level="error", output_params=["-movflags", "+faststart"])
-            self._gen.send(None)
-        self._gen.send(np.ascontiguousarray(frame))
+            cmd = [self._ffmpeg, "-y", "-loglevel", "error", "-f", "rawvideo", "-vcodec", "rawvideo",
+                   "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-r", f"{self._fps:.4f}", "-i", "-", "-an",
+                   "-vcodec", "libx264", "-pix_fmt", "yuv420p", "-crf", "20", "-movflags", "+faststart",
+                   "-f", "mp4", str(self._path)]
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE)
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(np.ascontiguousarray(frame, dtype=np.uint8).tobytes())
+        except BrokenPipeError:  # ffmpeg stopped: its own message says why
+            self.finish()
 
     def finish(self) -> None:
-        if self._gen is not None:
-            self._gen.close()  # ffmpeg finishes the file and exits
-            self._gen = None
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        assert proc.stdin is not None and proc.stderr is not None
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        err = proc.stderr.read().decode(errors="replace").strip()
+        proc.stderr.close()
+        if proc.wait() != 0:
+            raise OSError(f"ffmpeg ({self._ffmpeg}) failed with exit code {proc.returncode}: "
+                          f"{err.splitlines()[-1] if err else 'no message'}")
 
     def abandon(self) -> None:
-        self.finish()
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stderr):
+                if stream is not None:
+                    stream.close()
 
 
 def export_head_grid(path: str | Path, history: TrainingHistory, index: int = -1, *,

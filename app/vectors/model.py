@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from psygnal import Signal, SignalGroup
 
+from app.playground.model.concealment import Concealment
 from app.playground.model.playground import PlaygroundModel
 from attention_core import Projection, pca_2d
 
@@ -67,7 +68,10 @@ class VectorSpace:
         self.value_axis_note = ""
         self.live = True  # False while no one looks (the view's tab hidden): results only mark the geometry stale
         self._stale = False
+        self.concealment = Concealment.of(playground)
+        """What a lesson's question hides now: hover and labels withhold those numbers (issue 24)."""
         playground.events.result.connect(self._on_result)  # a new token name, mask or scale recomputes it too
+        self.concealment.events.changed.connect(self._on_concealment)
         self._update()
 
     # ------------------------------------------------------------------ reading
@@ -138,7 +142,21 @@ class VectorSpace:
         if self._stale:
             self._update()
 
+    @property
+    def weights_hidden(self) -> bool:
+        """The weights are covered by a lesson's question: no thickness, no percentage, no weight in hover."""
+        return self.concealment.hides("weights")
+
+    @property
+    def output_hidden(self) -> bool:
+        return self.concealment.hides("output")
+
     # ------------------------------------------------------------------ internals
+    def _on_concealment(self) -> None:
+        self._describe_hover()
+        self.events.geometry.emit()
+        self.events.hovered.emit()
+
     def _on_result(self) -> None:
         if self.live:
             self._update()
@@ -197,10 +215,12 @@ class VectorSpace:
             return
         kind, idx = self.hovered
         esc = html.escape
+        hidden = self.concealment.hidden
         if kind == "k":
-            self.hover_html = _pair_html(self.pair(self.selected, idx), self.query_tokens, self.key_tokens)
+            self.hover_html = _pair_html(self.pair(self.selected, idx), self.query_tokens, self.key_tokens,
+                                         hidden=hidden)
             return
-        lines = [_pair_html(self.pair(idx, j), self.query_tokens, self.key_tokens, short=True)
+        lines = [_pair_html(self.pair(idx, j), self.query_tokens, self.key_tokens, short=True, hidden=hidden)
                  for j in range(len(self.keys))]
         qn = float(np.linalg.norm(self.playground.computation.q[idx]))
         self.hover_html = (f"query <b>{esc(self.query_tokens[idx])}</b>: |q| = {qn:.3g}<br>" + "<br>".join(lines))
@@ -210,12 +230,21 @@ def _angle_text(angle: float | None) -> str:
     return "undefined (a zero vector)" if angle is None else f"{angle:.1f}°"
 
 
-def _pair_html(p: PairInfo, q_tokens: list[str], k_tokens: list[str], short: bool = False) -> str:
+COVERED = "<i>covered</i>"
+"""What hover says in place of a number a lesson's question hides."""
+
+
+def _pair_html(p: PairInfo, q_tokens: list[str], k_tokens: list[str], short: bool = False,
+               hidden: frozenset[str] = frozenset()) -> str:
+    """One query against one key; the numbers of a map in ``hidden`` (a lesson's cover) read "covered"."""
     qt, kt = html.escape(q_tokens[p.query]), html.escape(k_tokens[p.key])
-    weight = "masked: weight 0" if p.masked else f"weight {p.weight:.3f} ({p.weight:.0%})"
+    weight = ("weight " + COVERED if "weights" in hidden else "masked: weight 0" if p.masked
+              else f"weight {p.weight:.3f} ({p.weight:.0%})")
+    dot = COVERED if "scores" in hidden else f"{p.dot:.3g}" if short else f"{p.dot:.4g}"
     if short:
-        return f"· {kt}: q·k = {p.dot:.3g}, |k| = {p.k_norm:.3g}, angle {_angle_text(p.angle_deg)}, {weight}"
+        return f"· {kt}: q·k = {dot}, |k| = {p.k_norm:.3g}, angle {_angle_text(p.angle_deg)}, {weight}"
     why = (f"|q| {p.q_norm:.4g} × |k| {p.k_norm:.4g} × cos {_angle_text(p.angle_deg)}" if p.angle_deg is not None
            else f"|q| {p.q_norm:.4g}, |k| {p.k_norm:.4g}: a zero vector has no direction")
-    return (f"<b>{qt}</b> · <b>{kt}</b>: q·k = {p.dot:.4g} ({why}); × scale {p.scale:.3g} = "
-            f"{p.dot * p.scale:.4g} → softmax {weight}")
+    scaled = COVERED if hidden & {"scores", "scaled"} else f"{p.dot * p.scale:.4g}"
+    return (f"<b>{qt}</b> · <b>{kt}</b>: q·k = {dot} ({why}); × scale {p.scale:.3g} = "
+            f"{scaled} → softmax {weight}")

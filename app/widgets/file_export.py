@@ -28,16 +28,18 @@ def export_heatmap(path: str | Path, values: Any, row_labels: Sequence[str], col
                    colorbar_label: str | None = None) -> str:
     """Write one heatmap to ``path``; the suffix chooses the format (.png, .svg, .pdf or .csv).
 
-    CSV: a corner cell then the column labels; one row per query, label then numbers in full precision
-    (``repr``); blocked cells of scores as ``-inf``. PNG/SVG/PDF: the rendered heatmap with title, labels and
-    colour bar. ``kind``: "weights" (levels [0, 1]) or "signed" (symmetric around 0). ``context`` adds a second
-    title line (an ``ExportContext`` or text); ``colorbar_label`` names the colours' unit (default "weight" or
-    "value" by kind). Returns the plain one-line title, which images also carry in their metadata (PNG text
-    "Title", SVG ``<title>``, PDF title). Works headless.
+    CSV: ``#`` lines naming the view and ``context`` (``app.common.heatmap_files.context_comments``) and the row
+    and column labels (JSON lists), then the numbers alone in full precision (``repr``), blocked cells of scores as
+    ``-inf``: ``numpy.genfromtxt(path, comments='#', delimiter=',')`` reads back the matrix. PNG/SVG/PDF: the
+    rendered heatmap with title, labels and colour bar. ``kind``: "weights" (levels [0, 1]) or "signed"
+    (symmetric around 0). ``context`` adds a second title line (an ``ExportContext`` or text);
+    ``colorbar_label`` names the colours' unit (default "weight" or "value" by kind). Returns the plain one-line
+    title, which images also carry in their metadata (PNG text "Title", SVG ``<title>``, PDF title). Works
+    headless.
     """
     target, vals, blk = check_heatmap(path, values, row_labels, col_labels, blocked)
     if target.suffix.lower() == ".csv":  # numbers only: no Qt needed
-        write_heatmap_csv(target, vals, row_labels, col_labels, blk, kind)
+        write_heatmap_csv(target, vals, row_labels, col_labels, blk, kind, title, context, row_title, col_title)
         return full_title(title, context)
     from app.widgets.heatmap.view import write_heatmap_file
 

@@ -1,12 +1,17 @@
 """``LazyTabHost``: how the main window holds a tab whose widgets are heavy (pyqtgraph plots, grids): its Qt-free
 model from the start, a "Loading…" placeholder in the tab bar, the widgets built when the tab is first opened, the
 theme, the status bar while the tab is current, and the model's shutdown when the window closes (it watches the
-window hide once ``_closed`` is set, so the window needs only the line that creates the host). The Lab and the
-Experiments tabs are the two.
+window hide once ``_closed`` is set, so the window needs only the line that creates the host). Training,
+Experiments, the Lab and the Model tab are the four.
+
+``DeferredHosts``: the window's tabs whose hosts are not even created until used: the tab bar shows their titles
+from the first frame, but a host (its module, its model, whatever they import) is made when its tab is first chosen
+or the window's attribute for it is first read; it then adopts the placeholder already in the tab bar.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -21,18 +26,25 @@ class LazyTabHost(QObject):
     loading_text = "Loading…"
     status_prefix = ""
 
-    def __init__(self, window: Any, model: Any, after: QWidget | None = None) -> None:
+    def __init__(self, window: Any, model: Any, after: QWidget | None = None, holder: QWidget | None = None) -> None:
+        """``holder``: a placeholder already in the window's tab bar (``DeferredHosts``) to adopt; else one is
+        added (after the tab ``after``, or last)."""
         super().__init__(window)
         self.window = window
         self.model = model
         self._tab: Any = None
-        self._holder = QWidget()
-        QVBoxLayout(self._holder).addWidget(QLabel(self.loading_text))
-        at = window.tabs.indexOf(after) if after is not None else -1
-        if at >= 0:
-            window.tabs.insertTab(at + 1, self._holder, self.title)
+        if holder is not None and window.tabs.indexOf(holder) >= 0:
+            self._holder = holder
+            if (label := holder.findChild(QLabel)) is not None:
+                label.setText(self.loading_text)
         else:
-            window.tabs.addTab(self._holder, self.title)
+            self._holder = QWidget()
+            QVBoxLayout(self._holder).addWidget(QLabel(self.loading_text))
+            at = window.tabs.indexOf(after) if after is not None else -1
+            if at >= 0:
+                window.tabs.insertTab(at + 1, self._holder, self.title)
+            else:
+                window.tabs.addTab(self._holder, self.title)
         window.tabs.currentChanged.connect(self._on_tab_changed)
         window.theme.changed.connect(self._on_theme)
         window.installEventFilter(self)
@@ -93,3 +105,47 @@ class LazyTabHost(QObject):
     def shutdown(self, timeout_s: float = 10.0) -> None:
         """Cancel the model's running work and wait for its thread."""
         self.model.shutdown(timeout_s)
+
+
+class DeferredHosts(QObject):
+    """Tabs whose ``LazyTabHost`` is created on first use. ``add(name, title, factory)`` puts a placeholder titled
+    ``title`` in ``window.tabs``; ``get(name)`` (or choosing the tab) calls ``factory(placeholder)``, which
+    returns the host adopting it (``LazyTabHost(..., holder=placeholder)``); ``on_built(name, host)`` follows."""
+
+    def __init__(self, window: Any, on_built: Callable[[str, Any], None] | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self._on_built = on_built
+        self._factories: dict[str, Callable[[QWidget], Any]] = {}
+        self._holders: dict[str, QWidget] = {}
+        self.hosts: dict[str, Any] = {}
+        """The hosts created so far, by name."""
+        window.tabs.currentChanged.connect(self._on_tab_changed)
+
+    def add(self, name: str, title: str, factory: Callable[[QWidget], Any]) -> None:
+        holder = QWidget()
+        QVBoxLayout(holder).addWidget(QLabel("Loading…"))
+        self.window.tabs.addTab(holder, title)
+        self._holders[name], self._factories[name] = holder, factory
+
+    def get(self, name: str) -> Any:
+        """The host ``name``, created now if it was not yet."""
+        if name not in self.hosts:
+            host = self._factories[name](self._holders[name])
+            self.hosts[name] = host
+            if self._on_built is not None:
+                self._on_built(name, host)
+        return self.hosts[name]
+
+    def _on_tab_changed(self, index: int) -> None:
+        current = self.window.tabs.currentWidget()
+        for name, holder in self._holders.items():
+            if current is holder and name not in self.hosts:
+                # the placeholder paints first ("Loading…"); then the host, which builds its tab the same way
+                QTimer.singleShot(0, lambda n=name: self._open(n))
+
+    def _open(self, name: str) -> None:
+        if getattr(self.window, "_closed", False):
+            return
+        host = self.get(name)
+        host._on_tab_changed(self.window.tabs.currentIndex())

@@ -83,7 +83,7 @@ def test_summary_rows_follow_the_histories(tmp_path):
         (np.mean(a.head_entropy) - np.mean(b.head_entropy)) / np.mean(b.head_entropy))
     write_summary_csv(tmp_path / "s.csv", rows)
     with open(tmp_path / "s.csv") as fh:
-        table = list(csv.DictReader(fh))
+        table = list(csv.DictReader(ln for ln in fh if not ln.startswith("#")))
     assert tuple(table[0]) == SUMMARY_COLUMNS and [t["run"] for t in table] == ["causal=yes", "causal=no"]
 
 
@@ -102,5 +102,5 @@ def test_a_figure_is_rounded_once_for_the_table_and_to_four_decimals_in_the_csv(
     assert rounded["mean_head_entropy"] == 0.565
     write_summary_csv(tmp_path / "s.csv", [exact])
     with open(tmp_path / "s.csv") as fh:
-        row = next(csv.DictReader(fh))
+        row = next(csv.DictReader(ln for ln in fh if not ln.startswith("#")))
     assert row["mean_head_entropy"] == "0.565" and row["sequence_accuracy"] == str(round(last.sequence_accuracy, 4))

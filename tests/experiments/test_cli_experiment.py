@@ -27,7 +27,7 @@ def test_experiment_preset_writes_every_run_and_the_summary(tmp_path):
     assert table["experiment"] == "causal-vs-bidirectional" and table["differing"] == ["causal"]
     assert [row["causal"] for row in table["runs"]] == [True, False]
     with open(out / "summary.csv") as fh:
-        rows = list(csv.DictReader(fh))
+        rows = list(csv.DictReader(ln for ln in fh if not ln.startswith("#")))
     assert len(rows) == 2
     for row, run_line, causal in zip(table["runs"], lines[:-1], (True, False), strict=True):
         folder = out / row["folder"]

@@ -166,3 +166,35 @@ def test_experiment_runs_do_not_keep_each_steps_parameters(finished):
     """Experiments never rebuild a past step's model: their sessions record no parameters (a training tab does)."""
     assert all(len(s.history) == STEPS + 1 for s in finished.sessions)
     assert all(snap.params is None for s in finished.sessions for snap in list(s.history)[1:])  # after step 0
+
+
+def test_the_status_line_follows_the_progress(monkeypatch):
+    """Issue 24: the status bar stayed "0 / 900 steps · ETA –" while the progress bar said 82/900."""
+    import app.experiments.model.session as session_module
+
+    monkeypatch.setattr(session_module, "STATUS_EVERY_S", 0.0, raising=False)
+    e = ExperimentSession()
+    e.set_preset("causal-vs-bidirectional", steps=STEPS)
+    seen = []
+    e.events.progress.connect(lambda: seen.append((e.is_running, e.steps_done, e.status)))
+    assert e.start() and e.wait_idle(120)
+    during = [(done, status) for running, done, status in seen if running and done > 0]
+    assert len(during) > STEPS
+    assert all(f"· {done} / {2 * STEPS} steps ·" in status for done, status in during), during[:3]
+
+
+def test_a_refused_cell_message_goes_once_the_runs_are_valid_again():
+    """Issue 24: the red reason stayed under the table after a valid change (another preset) and a run."""
+    e = ExperimentSession()
+    e.set_preset("causal-vs-bidirectional", steps=STEPS)
+    assert not e.set_cell(0, "num_heads", 3) and e.table_error
+    cleared = []
+    e.events.table_error.connect(cleared.append)
+    e.set_preset("heads-1-vs-4", steps=STEPS)
+    assert e.table_error == "" and cleared == [""]
+    assert not e.set_cell(0, "lr", "fast") and e.table_error
+    e.set_runs([dict(r) for r in e.rows])
+    assert e.table_error == ""
+    assert not e.set_cell(0, "lr", "fast") and e.table_error
+    assert e.start() and e.table_error == ""  # the runs trained are valid: the old refusal no longer applies
+    assert e.wait_idle(120)

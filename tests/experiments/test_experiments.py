@@ -91,7 +91,7 @@ def test_an_experiment_runs_and_every_view_shows_the_measured_figures(window, ta
     for name in ("c.png", "c.svg", "h.png"):
         assert (tmp_path / name).stat().st_size > 1000
     with open(tmp_path / "s.csv", newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+        rows = list(csv.DictReader(ln for ln in fh if not ln.startswith("#")))
     assert [r["run"] for r in rows] == ["causal=yes", "causal=no"]
     assert [float(r["mean_head_entropy"]) for r in rows] == [round(float(np.mean(e)), 4) for e in (ea, eb)]
     # the table now holds other runs: the findings say whose they are

@@ -24,6 +24,31 @@ def test_arrows_name_each_operation_and_the_mask(window, mask):
     assert all(window.pipeline.arrows[n].isVisible() for n in arrows)
 
 
+ARROW = "⟶"
+
+
+def test_each_arrow_is_one_glyph_that_reads_as_an_arrow(window):
+    """Issue 24: "① ─× 0.5─▶" rendered as "① −× 0.5−▶": the box-drawing line in the app's font looked like a minus
+    sign next to the operation. Each arrow is now one long-arrow glyph the font has, wider than a minus sign, between
+    the source and its operation."""
+    from PySide6.QtGui import QFontMetricsF
+    from PySide6.QtWidgets import QLabel
+
+    from app.playground.model.texts import plain_text
+
+    for arrow in window.pipeline.arrows.values():
+        text = plain_text(arrow.text())
+        assert "─" not in text and "▶" not in text, text
+        assert text.count(ARROW) == 1, text
+        fm = QFontMetricsF(arrow.font())
+        assert fm.inFontUcs4(ord(ARROW)) and fm.horizontalAdvance(ARROW) >= 1.5 * fm.horizontalAdvance("−")
+        source, op = (part.strip() for part in text.split(ARROW))
+        assert source and op, text
+    assert plain_text(window.pipeline.arrows["scaled"].text()).startswith(f"① {ARROW} × ")
+    probe = QLabel(window.pipeline.arrows["weights"].text())  # the arrow is as wide as the font draws it, not a dash
+    assert probe.fontMetrics().horizontalAdvance(ARROW) > probe.fontMetrics().horizontalAdvance("-") * 2
+
+
 def test_heads_banner_iff_heads_and_its_link_opens_multi_head(window, qtbot):
     tab = window.tab
     window.load_preset("lesson-random-4x8")

@@ -58,7 +58,7 @@ def test_cpu_run_writes_every_column_and_quadratic_slopes(tmp_path):
     else:
         pytest.fail(f"CPU-time slopes of the naive paths outside [1.4, 2.3] in both runs: {tries}")
     assert "bench: point" in err and "100%" in err  # progress on stderr (plain lines: not a terminal)
-    rows = list(csv.DictReader(out.open()))
+    rows = list(csv.DictReader(ln for ln in out.open() if not ln.startswith("#")))
     assert tuple(rows[0]) == CSV_COLUMNS
     sizes = [16, 32, 64, 128, 256, 512, 1024]
     assert [(r_["implementation"], int(r_["n"])) for r_ in rows] == [(i, n) for n in sizes for i in IMPLEMENTATIONS]
@@ -102,7 +102,7 @@ def test_over_limit_points_appear_in_the_csv_with_their_reason(tmp_path, capsys)
     out = tmp_path / "b.csv"
     assert main(["bench", "--impl", "naive-numpy", "--min-n", "128", "--max-n", "512", "--repeat", "1",
                  "--heads", "1", "--d", "8", "--memory-limit-mib", "1.5", "--out", str(out)]) == 0
-    rows = {int(r["n"]): r for r in csv.DictReader(out.open())}
+    rows = {int(r["n"]): r for r in csv.DictReader(ln for ln in out.open() if not ln.startswith("#"))}
     assert rows[256]["skipped_reason"] == "" and float(rows[256]["seconds"]) > 0
     assert rows[512]["skipped_reason"].startswith("needs ~3") and rows[512]["seconds"] == ""
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -184,3 +184,52 @@ def test_reversal_lesson_brings_the_training_tab_and_its_ablate_tab(window, qtbo
     cfg = window.training.config
     assert window.tabs.currentWidget() is panel
     assert f"({cfg.num_layers} layers × {cfg.num_heads} heads) to write {cfg.seq_len} tokens" in learn.panel.text.text()
+
+
+def test_ctrl_z_of_a_do_step_reopens_it_in_the_panel(window, qtbot):
+    """Masks lesson: causal chosen, the lesson moved on; Ctrl+Z puts the mask back to none: step 4 no longer
+    describes a causal mask, Next waits, Show me makes the mask again (issue 24)."""
+    learn = _fresh(window)
+    run = learn.open(find_lesson("masks"), 2)
+    panel = learn.panel
+    panel.auto_advance = False
+    window.controls.mask_combo.setCurrentIndex(window.controls.mask_combo.findData("causal"))
+    assert run.done and panel.next_button.isEnabled()
+    panel.next_button.click()
+    assert run.index == 3 and "The causal mask sets" in panel.text.text()
+    window.undo_action.trigger()  # Ctrl+Z
+    assert window.playground.mask_mode == "none"
+    assert "The causal mask sets" not in panel.text.text() and "step 3" in panel.text.text()
+    assert not panel.next_button.isEnabled() and panel.show_me_button.isEnabled()
+    window.redo_action.trigger()
+    assert "The causal mask sets" in panel.text.text() and panel.next_button.isEnabled()
+    window.undo_action.trigger()
+    panel.back_button.click()  # back at the do step: open again
+    assert run.index == 2 and not run.done and not panel.next_button.isEnabled()
+
+
+def test_feedback_follows_a_later_edit_in_the_panel(window, qtbot):
+    learn = _fresh(window)
+    run = learn.open(find_lesson("softmax-cat-sat-mat"), 7)  # output[sat][0]
+    then = run.expected()
+    learn.panel.number.setText(f"{then:.2f}")
+    learn.panel.number.returnPressed.emit()
+    assert run.feedback[7].correct
+    window.edits.apply("edit", lambda m: m.set_cell("X", 1, 0, 2.0))
+    assert f"now {run.expected():.2f}" in learn.panel.feedback.text()
+
+
+def test_a_refused_answer_says_why_and_goes_when_the_numbers_change(window):
+    """Found by the currency oracle: after the learner switched to Q, K, V, an answer to "how many parameters in
+    W_Q, W_K, W_V, W_O?" showed "unknown name 'W_Q'", and that line stayed whatever changed next."""
+    from app.learn.model.engine import find_lesson
+
+    learn = window.learn
+    learn.open(find_lesson("multi-head"), 6)
+    window.tab.inputs.choose_mode(0)  # Q, K, V directly: no projections
+    panel = learn.panel
+    assert panel.answer("64") is None
+    said = panel.feedback.text()
+    assert "unknown name" not in said and "no projections" in said and "cannot be checked now" in said
+    window.edits.set_cell("Q", 0, 0, 0.5)
+    assert panel.feedback.text() == ""  # the refusal was about the numbers then

@@ -187,7 +187,9 @@ def test_multi_head_view_matches_core(window):
     for h in range(2):
         np.testing.assert_allclose(window.multihead.head_maps[h].values(), ref.heads.weights[h])
     np.testing.assert_allclose(window.multihead.concat.values(), ref.concat)
-    assert str(parameter_count(8, 2)) in window.multihead.info.text()
+    info = window.multihead.info.text()  # the weights without biases (as the lessons count), the biases beside
+    assert f"<b>{parameter_count(8, 2, bias=False)}</b>" in info and "no biases" in info
+    assert f"adds {parameter_count(8, 2) - parameter_count(8, 2, bias=False)} more" in info
     window.controls.heads_spin.setValue(3)  # 8 is not divisible by 3: refused
     assert window.playground.state.num_heads == 2 and "divide" in window.controls.heads_error.text()
     assert window.controls.heads_spin.value() == 2 and "divide" not in window.error_label.text()  # by the control
@@ -225,8 +227,8 @@ def test_export_png_svg_csv(window, tmp_path):
     root = ET.parse(tmp_path / "w.svg").getroot()
     assert root.tag.endswith("svg") and "sat" in (tmp_path / "w.svg").read_text()
     rows = (tmp_path / "w.csv").read_text().splitlines()
-    assert rows[0] == ",cat,sat,mat"
-    np.testing.assert_allclose([[float(x) for x in r.split(",")[1:]] for r in rows[1:]],
+    assert '# columns (key): ["cat", "sat", "mat"]' in rows  # the labels as '#' lines, the numbers alone
+    np.testing.assert_allclose(np.genfromtxt(tmp_path / "w.csv", comments="#", delimiter=","),
                                window.playground.computation.steps.weights, rtol=1e-15)
     written = window.export_all(tmp_path / "all")
     assert len(written) == 15 and all(p.stat().st_size > 0 for p in written)

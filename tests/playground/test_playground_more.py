@@ -67,9 +67,10 @@ def test_context_menu_exports_each_format(window, tmp_path, monkeypatch):
         monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
         actions[fmt].trigger()
         assert (tmp_path / f"masked-{fmt}.{fmt}").stat().st_size > 0
-    rows = list(csv.reader((tmp_path / "masked-csv.csv").open()))
-    assert rows[0] == ["", "cat", "sat", "mat"]
-    assert rows[1][2:] == ["-inf", "-inf"] and float(rows[2][1]) == window.playground.computation.steps.masked[1, 0]
+    rows = list(csv.reader((tmp_path / "masked-csv.csv").open()))  # '#' lines (setting, labels), then numbers
+    assert '# columns (key): ["cat", "sat", "mat"]' in [",".join(r) for r in rows]
+    rows = [r for r in rows if not r[0].startswith("#")]
+    assert rows[0][1:] == ["-inf", "-inf"] and float(rows[1][0]) == window.playground.computation.steps.masked[1, 0]
     ET.parse(tmp_path / "masked-svg.svg")
     img = QImage(str(tmp_path / "masked-png.png"))
     assert img.width() >= 1000  # rendered at 2x
@@ -159,7 +160,8 @@ def test_export_heatmap_without_an_application(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "m.csv").read_text().splitlines()[1] == "a,0.5773502691896258,-inf,-inf"
+    numbers = [ln for ln in (tmp_path / "m.csv").read_text().splitlines() if not ln.startswith("#")]
+    assert numbers[0] == "0.5773502691896258,-inf,-inf"
     assert ET.parse(tmp_path / "m.svg").getroot().tag.endswith("svg")
     img = QImage(str(tmp_path / "m.png"))
     assert img.width() > 500 and len({img.pixel(x, y) for x in range(0, img.width(), 9)

@@ -50,7 +50,7 @@ def test_csv_rows_are_the_attended_pairs(hf_models, tmp_path, capsys):
     folder = hf_models["gpt_neo"]  # layer 1 is local (window 4)
     trace = load_pretrained(folder).trace(TEXT)
     code, summary, _ = _run(["--model", folder, "--text", TEXT, "--layer", 1, "--out", tmp_path / "w.csv"], capsys)
-    rows = list(csv.DictReader((tmp_path / "w.csv").open(encoding="utf-8")))
+    rows = list(csv.DictReader(ln for ln in (tmp_path / "w.csv").open(encoding="utf-8") if not ln.startswith("#")))
     assert code == 0 and summary["rows"] == len(rows) == 4 * int(trace.mask(1).sum())
     assert {r["layer"] for r in rows} == {"1"} and {r["head"] for r in rows} == {"0", "1", "2", "3"}
     assert all(0 <= int(r["query_pos"]) - int(r["key_pos"]) < 4 for r in rows)

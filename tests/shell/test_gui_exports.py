@@ -94,7 +94,8 @@ def test_training_grid_plots_and_head_export_with_step_task_and_accuracy(trained
     assert png_title(out).startswith("Training curves") and f"step {step}" in png_title(out)
     out = tmp_path / "head.csv"
     p.export_head(0, 1, out)
-    assert out.read_text().count("\n") == len(s.shown_snapshot.labels) + 1
+    rows = [ln for ln in out.read_text().splitlines() if not ln.startswith("#")]  # '#' lines: setting, labels
+    assert len(rows) == len(s.shown_snapshot.labels)
     out = tmp_path / "tryit.png"
     p.export_head(0, 0, tmp_path / "head.png")
     assert "layer 1 · head 1" in png_title(tmp_path / "head.png").lower() and f"step {step}" in png_title(

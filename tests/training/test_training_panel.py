@@ -311,7 +311,8 @@ def test_save_load_gives_identical_predictions_and_bad_files_are_refused(panel, 
     assert sidecar["train_config"] == trainer.config.to_dict() and sidecar["step"] == 20
     assert sidecar["model_config"]["num_heads"] == 4
     assert (tmp_path / "model.history.safetensors").stat().st_size > 0
-    assert len((tmp_path / "model.history.csv").read_text().splitlines()) == 1 + 21
+    lines = (tmp_path / "model.history.csv").read_text().splitlines()
+    assert len([ln for ln in lines if not ln.startswith("#")]) == 1 + 21  # '#' lines: the last step and accuracy
 
     warnings: list[str] = []
     monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text, *a, **k: warnings.append(text))
@@ -443,16 +444,18 @@ def test_probe_can_be_typed_and_exports_write_files(panel, qtbot, tmp_path):
     assert b"<svg" in grid_svg.read_bytes()[:2000]
     head_csv = tmp_path / "head.csv"
     panel.export_head(1, 2, head_csv)
-    rows = head_csv.read_text().splitlines()
-    assert len(rows) == 13 and rows[0].split(",")[1:] == panel.head_grid.labels() and rows[1].startswith("2,")
-    numbers = np.array([[float(v) for v in row.split(",")[1:]] for row in rows[1:]])
+    lines = head_csv.read_text().splitlines()
+    rows = [ln for ln in lines if not ln.startswith("#")]  # '#' lines: the setting and the labels (JSON lists)
+    assert len(rows) == 12 and f"# columns (key position): {json.dumps(panel.head_grid.labels())}" in lines
+    assert json.loads(next(ln for ln in lines if ln.startswith("# rows"))[len("# rows (query position): "):])[0] == "2"
+    numbers = np.genfromtxt(head_csv, comments="#", delimiter=",")
     np.testing.assert_allclose(numbers, expected[1][2], rtol=1e-5, atol=1e-7)
     head_png = tmp_path / "head.png"
     panel.export_head(1, 2, head_png)
     assert head_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and head_png.stat().st_size > 1000
     hist_csv = tmp_path / "history.csv"
     panel.export_history_csv(hist_csv)
-    lines = hist_csv.read_text().splitlines()
+    lines = [ln for ln in hist_csv.read_text().splitlines() if not ln.startswith("#")]
     assert lines[0].startswith("step,epoch,loss") and len(lines) == 1 + 7
     assert [int(line.split(",")[0]) for line in lines[1:]] == list(range(7))
 

@@ -243,6 +243,9 @@ def test_seek_makes_try_it_and_ablation_act_on_that_step(sessions, reference):
     expected = greedy_reverse(model_of(ref_params[k]), inputs, CFG.causal)[0].tolist()
     assert list(t.result.generated) == expected
 
+    before = s.ablated
+    assert s.toggle_head(CFG.num_layers, 0) is False and s.toggle_head(0, CFG.num_heads) is False
+    assert s.ablated == before and "No head" in s.status  # refused with the reason (was an IndexError)
     assert s.toggle_head(0, 1) is True
     a = s.ablation
     assert a.step == k and a.caption == f"model at step {k}" and a.off == ((0, 1),)

@@ -345,3 +345,23 @@ def test_the_timeline_slider_keeps_room_to_scrub_in_a_narrow_window(window, pane
         assert (tl.replay_button.text(), tl.live_button.text()) == (("▶", "●") if compact else ("▶ Replay", "● Live"))
         assert tl.slider.width() >= (100 if compact else SLIDER_ROOM)  # 37 px at 1024 with the words
         assert "Replay" in tl.replay_button.toolTip() and "Live" in tl.live_button.toolTip()
+
+
+def test_a_second_run_as_long_as_the_first_redraws_the_heads_sparklines(finish_run, qtbot):
+    """Found by the currency oracle: the history's version restarted at 0 with every run, and the Heads view redraws
+    its sparklines only when the version moved, so a second run of the same length kept the first run's curves."""
+    from attention_core.train_config import TrainConfig
+
+    tiny = dict(seq_len=3, vocab_size=6, d_model=8, num_heads=2, num_layers=2, steps=6, train_size=64, test_size=16,
+                train_eval_size=4, eval_every=3)
+    panel = finish_run(TrainConfig(**tiny, seed=1))
+    panel.form.set_config(TrainConfig(**tiny, seed=2))
+    assert panel.session.start(new_run=True)  # a new run, as long as the first
+    qtbot.waitUntil(lambda: panel.session.run_state == "finished", timeout=60_000)
+    qtbot.wait(100)
+    h = panel.session.history
+    steps, rev = h.head_series("task")
+    grid = panel.heads.head_grid
+    for (layer, head), cell in grid._cells.items():
+        x, y = cell.rev_curve.getData()
+        np.testing.assert_allclose(y, rev[:, layer, head], err_msg=f"layer {layer} head {head}")

@@ -38,6 +38,9 @@ COLUMNS = ("task", "positional", "causal", "num_heads", "num_layers", "attention
 INT_COLUMNS = ("num_heads", "num_layers", "steps", "seed")
 FLOAT_COLUMNS = ("attention_dropout", "lr")
 EXPERIMENT_STATES = ("idle", "running", "finished", "cancelled", "error")
+STATUS_EVERY_S = 0.1
+"""How often a run's progress rewrites the status line (each step would repaint the status bar hundreds of times a
+second); the start and end of each run always do."""
 DEFAULT_PRESET = "causal-vs-bidirectional"
 _TRUE, _FALSE = ("yes", "true", "1", "on", "causal"), ("no", "false", "0", "off", "bidirectional")
 
@@ -107,6 +110,7 @@ class ExperimentSession:
         self.findings: list[str] = []
         self.compare = CompareState(self)
         self._started: float | None = None
+        self._status_at = 0.0
         self._cancelled = False
         self.status = ""
         self.set_preset(preset)
@@ -193,6 +197,7 @@ class ExperimentSession:
 
     def _set_runs(self, rows: list[dict[str, Any]], runs: list[ExperimentRun]) -> None:
         self.rows, self.runs = rows, runs
+        self._accept()  # valid runs now: an earlier refusal no longer describes the table (issue 24)
         self.events.runs.emit()
         self._set_status(self._idle_status())
 
@@ -227,7 +232,9 @@ class ExperimentSession:
             s.events.progress.connect(self._on_progress)
             self.sessions.append(s)
         self.summary, self.findings, self.last_error = [], [], ""
+        self._accept()  # the runs trained are valid: a refusal from before no longer applies
         self._cancelled, self._started, self.current = False, time.perf_counter(), -1
+        self._status_at = self._started
         self.compare.reset()
         self.events.sessions.emit()
         self.events.summary.emit()
@@ -299,6 +306,10 @@ class ExperimentSession:
 
     def _on_progress(self) -> None:
         self.compare.follow()
+        now = time.perf_counter()
+        if now - self._status_at >= STATUS_EVERY_S:  # the status line follows the progress bar (issue 24)
+            self._status_at = now
+            self._set_status(self.progress_text)
         self.events.progress.emit()
 
     def _set_state(self, state: str) -> None:

@@ -13,6 +13,8 @@ from app.widgets.tab_host import LazyTabHost
 from app.widgets.workers import QtRunner
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
     from app.experiments.qt.tab import ExperimentTab
 
 TAB_TITLE = "Experiments"
@@ -25,8 +27,8 @@ class ExperimentsHost(LazyTabHost):
     title = TAB_TITLE
     loading_text = "Loading the experiments…"
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window, ExperimentSession(runner=QtRunner()))
+    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
+        super().__init__(window, ExperimentSession(runner=QtRunner()), holder=holder)
 
     def make_tab(self) -> ExperimentTab:
         from app.experiments.qt.tab import ExperimentTab

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayo
 from app.common.titles import ExportContext
 from app.flow.model import FlowData, playground_flow
 from app.flow.qt.canvas import DrawnLine, FlowCanvas, head_colour
+from app.playground.model.concealment import FLOW_REVEALS, Concealment
 from app.playground.model.export_context import playground_context
 from app.playground.model.playground import PlaygroundModel
 from app.widgets.export_button import (
@@ -80,7 +81,11 @@ class FlowView(QWidget):
         return ""
 
     def empty_text(self) -> str:
-        return "Nothing to show yet."
+        return self.withheld() or "Nothing to show yet."
+
+    def withheld(self) -> str:
+        """Why the lines are withheld now ("" when they are not): a lesson's question covers the weights."""
+        return ""
 
     # ------------------------------------------------------------------ drawing
     def shown_heads(self) -> list[int]:
@@ -159,7 +164,7 @@ class FlowView(QWidget):
         if getattr(self, "_stale", False):  # hidden behind another tab: catch up first
             self.redraw()
         if self.data is None:
-            raise ValueError("nothing to export yet")
+            raise ValueError(self.withheld() or "nothing to export yet")
         if Path(path).suffix.lower() not in (".png", ".svg"):
             raise ValueError(f"the flow exports as .png or .svg, got {Path(path).suffix!r}")
         data, context = self.data, self.export_context()
@@ -188,11 +193,16 @@ class PlaygroundFlowView(RedrawWhenShown, FlowView):
     def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
+        self.concealment = Concealment.of(model)
         model.events.result.connect(self.request_redraw)
+        self.concealment.events.changed.connect(self.request_redraw)
         self.redraw()
 
     def current_data(self) -> FlowData | None:
-        return playground_flow(self.model)
+        return None if self.withheld() else playground_flow(self.model)
+
+    def withheld(self) -> str:
+        return self.concealment.withheld_message(*FLOW_REVEALS)
 
     def export_context(self) -> ExportContext | str:
         return playground_context(self.model)

@@ -13,6 +13,8 @@ from app.widgets.tab_host import LazyTabHost
 from app.widgets.workers import QtRunner
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
     from app.inspect.qt.tab import ModelTab
 
 TAB_TITLE = "Model"
@@ -27,11 +29,11 @@ class InspectHost(LazyTabHost):
     loading_text = "Loading the model inspector…"
     status_prefix = "Model: "
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
         recent = window.settings.q.value(RECENT_KEY, []) or []
         recent = [recent] if isinstance(recent, str) else [str(r) for r in recent]
         session = InspectSession(runner=QtRunner(), own_folders=[data_dir(create=False) / "models"], recent=recent)
-        super().__init__(window, session)
+        super().__init__(window, session, holder=holder)
         session.events.load.connect(self._remember_recent)
 
     def make_tab(self) -> ModelTab:

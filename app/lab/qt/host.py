@@ -13,6 +13,8 @@ from app.widgets.tab_host import LazyTabHost
 from app.widgets.workers import QtRunner
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
     from app.lab.qt.tab import LabTab
 
 TAB_TITLE = "Lab"
@@ -26,8 +28,8 @@ class LabHost(LazyTabHost):
     loading_text = "Loading the scaling lab…"
     status_prefix = "Lab: "
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window, ScalingLab(runner=QtRunner(), devices=window.playground.devices))
+    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
+        super().__init__(window, ScalingLab(runner=QtRunner(), devices=window.playground.devices), holder=holder)
         window.playground.events.devices.connect(self._follow_devices)
 
     def make_tab(self) -> LabTab:

@@ -37,6 +37,18 @@ def pointing_row(m: PlaygroundModel, query: Any, key: Any) -> np.ndarray | None:
     return None
 
 
+def unavailable(model: PlaygroundModel) -> dict[str, str]:
+    """Why a name the playground gives in other states is not there now (said instead of "unknown name")."""
+    out: dict[str, str] = {}
+    if model.mode != "projection":
+        out.update(dict.fromkeys(("X", "W_Q", "W_K", "W_V"), "there are no projections in this mode: choose "
+                                 "\"X and projections\" as the mode to see it again"))
+    if model.computation.heads is None:
+        out.update(dict.fromkeys(("head_weights", "head_scores", "concat", "mh_output", "head_scale", "head_dim"),
+                                 "there is one head now: choose 2 or more heads to see it again"))
+    return out
+
+
 def context(model: PlaygroundModel) -> dict[str, Any]:
     """The names a lesson's expressions may use, all computed from the model now."""
     c, s = model.computation, model.result

@@ -11,16 +11,14 @@ shows or checks is computed from the model's current state when it is needed (``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from psygnal import Signal, SignalGroup
 
-from app.learn.model import predict
-from app.learn.model.context import context, pointing_row, token_index
+from app.learn.model import goals, predict
+from app.learn.model.context import context, unavailable
 from app.learn.model.expr import Evaluator, LessonExprError, render
 from app.learn.model.files import (  # noqa: F401 (re-exported: one import for the app, the CLI and the tests)
     LESSON_DIR,
@@ -33,7 +31,10 @@ from app.learn.model.files import (  # noqa: F401 (re-exported: one import for t
     load_lesson,
     parse_lesson,
 )
+from app.learn.model.goals import Apply, direct_apply  # noqa: F401 (direct_apply: re-exported)
 from app.learn.model.links import EXTERNAL_GOALS, RUN_GOALS, Links
+from app.learn.model.predict import Feedback
+from app.learn.model.progress import Progress
 from app.learn.model.schema import LessonFileError, Problem  # noqa: F401
 from app.learn.model.training import Wait
 from app.playground.model.playground import PlaygroundModel
@@ -43,23 +44,16 @@ if TYPE_CHECKING:
     from app.lab.model import ScalingLab
     from app.training.model.session import TrainingSession
 
-Apply = Callable[[str, Callable[[PlaygroundModel], Any]], bool]
 
 
 # ---------------------------------------------------------------------------------------------- the walk
-@dataclass(frozen=True)
-class Feedback:
-    correct: bool
-    answer: Any
-    expected: str
-    text: str
-
-
 class LessonEvents(SignalGroup):
     step = Signal()      # another step opened (or the lesson restarted)
-    text = Signal()      # the current step's text changed (the numbers it shows moved)
+    text = Signal()      # the current step's text (or its feedback) changed: the numbers it shows moved
     done = Signal()      # the current do step's goal was met
+    status = Signal()    # the step's goal no longer holds, or a premise broke or holds again (Next, Show me)
     answered = Signal(object)  # a predict step was answered: the Feedback
+    numbers = Signal()  # the playground (or a linked run) changed: what was said about the numbers then may not hold
 
 
 class LessonRun:
@@ -67,7 +61,8 @@ class LessonRun:
     ``training``: the window's ``TrainingSession`` for lessons about the Training tab (``app.learn.model.training``);
     ``lab``: its ``ScalingLab`` (``app.learn.model.lab``); ``inspect``: its Model tab's ``InspectSession``
     (``app.learn.model.model_link``); ``wait(done, timeout_s)``: how to let their runs go on until ``done()``
-    (default: pump their ``ThreadRunner`` s)."""
+    (default: pump their ``ThreadRunner`` s). What it says follows the playground now, on every change: the
+    text (a broken premise, ``goals.premises``, is said instead), ``done``, the feedback (``feedback_text``)."""
 
     def __init__(self, lesson: Lesson, model: PlaygroundModel, apply: Apply | None = None,
                  store: ProgressStore | None = None, training: TrainingSession | None = None,
@@ -80,11 +75,13 @@ class LessonRun:
         self.index = 0
         self.done = False
         self.feedback: dict[int, Feedback] = {}
-        self.first_try: dict[int, bool] = {}
+        self.progress = Progress()
         self.text = ""
         self.message = ""
-        self._baseline: np.ndarray | None = None
-        self._busy = False
+        self._baselines: dict[int, np.ndarray | None] = {}  # an edit goal's row when its step opened
+        self._broken: list[tuple[int, dict[str, Any]]] = []
+        self._feedback_text = ""
+        self._busy = self._loaded = False
         model.events.changed.connect(self._on_model)
         self.training, self.lab = training, lab
         self.links = Links(training, lab, wait, inspect)
@@ -106,8 +103,7 @@ class LessonRun:
 
     @property
     def view(self) -> str | None:
-        """The playground view the current step wants on screen (``VIEWS``): its own, else the last one an earlier
-        step asked for (a resumed lesson looks as it did), else None."""
+        """The view the step wants (``VIEWS``): its own, else the last an earlier step asked for, else None."""
         for st in reversed(self.lesson.steps[: self.index + 1]):
             if "view" in st:
                 return str(st["view"])
@@ -123,8 +119,23 @@ class LessonRun:
         return () if self.revealed else tuple(self.step.get("cover", ()))
 
     @property
+    def first_try(self) -> dict[int, bool]:
+        """Predict steps answered, by index: whether the first answer was right (kept across restarts)."""
+        return self.progress.first_try
+
+    @property
+    def premise_broken(self) -> bool:
+        """An earlier do step's goal that this step builds on no longer holds (undone): the text says which."""
+        return bool(self._broken)
+
+    @property
     def can_next(self) -> bool:
-        if self.index >= self.total - 1:
+        """After a look step, a do step whose goal holds *now*, an answered predict step; never on a broken premise."""
+        return self.index < self.total - 1 and self.can_finish
+
+    @property
+    def can_finish(self) -> bool:
+        if self.premise_broken:
             return False
         return self.kind == "look" or (self.kind == "do" and self.done) or (self.kind == "predict" and self.revealed)
 
@@ -132,22 +143,26 @@ class LessonRun:
     def score(self) -> tuple[int, int]:
         """(predict steps right at the first try, predict steps in the lesson)."""
         n = sum(1 for s in self.lesson.steps if s["kind"] == "predict")
-        return sum(1 for ok in self.first_try.values() if ok), n
+        return self.progress.score(n), n
 
     def evaluator(self) -> Evaluator:
         m = self.model
         names = context(m)
         linked, missing = self.links.names()
         names.update(linked)
-        return Evaluator(names, frozenset(m.query_tokens) | frozenset(m.key_tokens), missing)
+        missing = {**unavailable(m), **missing}
+        return Evaluator(names, frozenset(m.query_tokens) | frozenset(m.key_tokens), missing, self.lesson.precision)
 
     def render(self, text: str) -> str:
         return render(text, self.evaluator())
 
     # ------------------------------------------------------------------ moving
     def start(self, index: int | None = None) -> None:
-        """Put the playground in the lesson's starting state and open step ``index`` (default: the saved one)."""
+        """Put the playground in the lesson's starting state and open step ``index`` (default: the saved one); the
+        score and the answers saved come back with it."""
         saved = self.store.load(self.lesson.id)
+        if not self._loaded:  # once: Restart starts the score afresh
+            self.progress, self._loaded = Progress.load(saved, self.lesson.steps), True
         if index is None:
             index = int(saved.get("step", 0)) if isinstance(saved.get("step", 0), int) else 0
             index = min(max(index, 0), self.total - 1)
@@ -155,10 +170,10 @@ class LessonRun:
                          "heads": 1, **self.lesson.state}, f"Lesson: {self.lesson.title}")
         busy, self._busy = self._busy, True
         try:
-            for st in self.lesson.steps[:index]:  # replay the steps before, so a resumed lesson looks as it did
-                if "state" in st:
-                    self._set_state(st["state"], "")
+            for i, st in enumerate(self.lesson.steps[:index]):  # replay the steps before: a resumed lesson looks
+                self._open_state(st, "")  # as it did
                 if st["kind"] == "do" and not RUN_GOALS & set(st["goal"]):
+                    self._baselines[i] = goals.target(st["goal"], self.model)
                     self._perform(st["goal"])  # a run (training, measuring) is not replayed: the learner's stays
         finally:
             self._busy = busy
@@ -166,26 +181,40 @@ class LessonRun:
 
     def restart(self) -> None:
         self.feedback.clear()
-        self.first_try.clear()
+        self.progress.clear()
+        self._loaded = True
         self.start(0)
 
     def go(self, index: int) -> None:
+        """Open step ``index``; a step that cannot open on this playground (ValueError) leaves the lesson where it
+        was, and says so on the way out."""
         if not 0 <= index < self.total:
             raise ValueError(f"step {index + 1} does not exist (1..{self.total})")
+        before = self.index, self.done, self.message
+        try:
+            self._open(index)
+        except ValueError:
+            self.index, self.done, self.message = before
+            self._refresh_text()
+            raise
+
+    def _open(self, index: int) -> None:
         self.index, self.done, self.message = index, False, ""
         st = self.step
-        if "state" in st:
-            self._set_state(st["state"], f"Lesson step {index + 1}")
+        self._open_state(st, f"Lesson step {index + 1}")
         if st["kind"] == "do":
-            self._baseline = self._goal_target()
+            self._baselines[index] = goals.target(st["goal"], self.model)
             self.links.opened()
             self.done = self.goal_met()  # met already: the lesson file's mistake (``dry_run`` reports it)
         h = st.get("highlight")
         if h:
-            self._pin(h)
+            goals.pin(self.model, h)
         elif st.get("cover"):  # a pinned cell's explanation could give the answer away
             self.model.unpin()
             self.model.hover(None)
+        if st["kind"] == "predict" and index not in self.feedback and index in self.progress.answers:
+            self._resume_feedback(index)
+        self._broken = self._broken_premises()
         self._refresh_text()
         self._save()
         self.events.step.emit()
@@ -211,23 +240,18 @@ class LessonRun:
     def goal_met(self) -> bool:
         goal = self.step.get("goal") or {}
         (name, v), = goal.items()
-        m = self.model
         if name in EXTERNAL_GOALS:
             return self.links.goal_met(name, v)
-        if name == "scale":
-            return m.scale_mode == "sqrt" if v == "standard" else math.isclose(m.result.scale, float(v))
-        if name == "mask":
-            return bool(m.mask_mode == v)
-        if name == "heads":
-            return bool(m.num_heads == v)
-        if name == "points_at":
-            q = token_index(m.query_tokens, v["query"])
-            return int(np.argmax(m.result.weights[q])) == token_index(m.key_tokens, v["key"])
-        target = self._goal_target()
-        return self._baseline is not None and target is not None and not np.array_equal(target, self._baseline)
+        return goals.met(goal, self.model, self._baselines.get(self.index))
 
     def show_me(self) -> bool:
-        """Do the current do step for the learner, through ``apply`` (one undo step)."""
+        """Do the current do step for the learner, through ``apply`` (one undo step); on a step whose premise is
+        broken, make the earlier goals it builds on again first."""
+        if self._broken:
+            ok = all(self._perform(goal) for _i, goal in self._broken)
+            self._on_model()
+            if self.kind != "do" or not ok:
+                return ok and not self._broken
         if self.kind != "do":
             return False
         ok = self._perform(self.step["goal"])
@@ -245,55 +269,40 @@ class LessonRun:
 
     def _perform(self, goal: dict[str, Any]) -> bool:
         (name, v), = goal.items()
-        m = self.model
         if name in EXTERNAL_GOALS:
             ok, self.message = self.links.perform(name, v)
             return ok
-        if name == "scale":
-            return self.apply("Lesson: show me (scale)", lambda mm: mm.set_scale("standard" if v == "standard" else v))
-        if name == "mask":
-            return self.apply("Lesson: show me (mask)", lambda mm: mm.set_mask(v))
-        if name == "heads":
-            return self.apply("Lesson: show me (heads)", lambda mm: mm.set_heads(v))
-        if name == "points_at":
-            row = pointing_row(m, v["query"], v["key"])
-            if row is None:
-                self.message = "Show me cannot do this one here: edit the Q row yourself."
-                return False
-            q = token_index(m.query_tokens, v["query"])
-            return self.apply("Lesson: show me (point Q)", lambda mm: mm.set_block("Q", q, 0, row.reshape(1, -1)))
-        mat, r = self._edit_cell(goal)
-        return self.apply("Lesson: show me (edit)",
-                          lambda mm: mm.set_cell(mat, r, 0, float(mm.matrices[mat][r, 0]) + 1.0))
+        ok, message = goals.perform(goal, self.model, self.apply)
+        self.message = message or self.message
+        return ok
 
-    def _edit_cell(self, goal: dict[str, Any]) -> tuple[str, int]:
-        e = goal["edit"]
-        mat = str(e["matrix"])
-        m = self.model
-        if mat not in m.matrices:
-            raise ValueError(f"there is no matrix {mat} to edit in this mode ({', '.join(m.matrices)})")
-        tokens = m.query_tokens if mat in ("Q", "X", "X_q") else m.key_tokens
-        return mat, token_index(tokens, e["row"])
+    def _broken_premises(self) -> list[tuple[int, dict[str, Any]]]:
+        return goals.broken(self.lesson.steps, self.index, self.model, self._baselines)
 
-    def _goal_target(self) -> np.ndarray | None:
-        goal = self.step.get("goal") or {}
-        if "edit" not in goal:
-            return None
-        mat, r = self._edit_cell(goal)
-        return np.array(self.model.matrices[mat][r], copy=True)
-
-    def _on_model(self, *_: object) -> None:
+    def _on_model(self, *changed: object) -> None:
         if self._busy:
             return
-        if self.kind == "do" and not self.done and self.goal_met():
-            self.done = True
-            self.message = ""
-            self.links.reached(next(iter(self.step["goal"])))
-            self._refresh_text()
-            self._save()
-            self.events.done.emit()
-            return
+        self.message = "" if changed else self.message  # a change (not show_me's own call): a refusal was about then
+        self.events.numbers.emit()
+        broken = self._broken_premises()
+        changed = broken != self._broken
+        self._broken = broken
+        if self.kind == "do":
+            name = next(iter(self.step["goal"]))
+            was = self.done
+            if not (was and name in EXTERNAL_GOALS):  # a finished run stays done; a playground goal follows the state
+                self.done = self.goal_met()
+            if self.done and not was:
+                self.message = ""
+                self.links.reached(name)
+                self._refresh_text()
+                self._save()
+                self.events.done.emit()
+                return
+            changed = changed or was != self.done
         self._refresh_text()
+        if changed:
+            self.events.status.emit()
 
     # ------------------------------------------------------------------ predict steps
     def expected(self) -> Any:
@@ -305,91 +314,87 @@ class LessonRun:
 
     def answer(self, given: Any) -> Feedback:
         """Check an answer (a choice, a number, or the (row, col) cell clicked) against the live value; the
-        first answer counts for the score. Reveals the covered maps."""
+        first answer counts for the score (and is saved). Reveals the covered maps."""
         if self.kind != "predict":
             raise ValueError("this step asks nothing")
-        ask = self.step["ask"]
-        exp = self.expected()
-        correct, shown, exp_text = predict.check(ask, given, exp, self.expected_text(), self.model)
-        why = self.render(self.step.get("why", ""))
-        head = (f"Right: {exp_text}." if correct else f"Not quite: you said {shown}; the answer is {exp_text}.")
-        fb = Feedback(correct, given, exp_text, f"{head} {why}".strip())
-        self.feedback[self.index] = fb
-        self.first_try.setdefault(self.index, correct)
+        if self._broken:
+            raise ValueError("first make what this step builds on again (see the step's text)")
+        fb = self._feedback(given)
+        self.progress.record(self.index, given, fb.correct, predict.saved(fb))
         self._save()
         self.events.answered.emit(fb)
         return fb
+
+    def _feedback(self, given: Any) -> Feedback:
+        ask = self.step["ask"]
+        correct, shown, exp_text = predict.check(ask, given, self.expected(), self.expected_text(), self.model)
+        why = self.render(self.step.get("why", ""))
+        head = (f"Right: {exp_text}." if correct else f"Not quite: you said {shown}; the answer is {exp_text}.")
+        fb = Feedback(correct, given, exp_text, f"{head} {why}".strip(), head)
+        self.feedback[self.index] = fb
+        self._feedback_text = fb.text
+        return fb
+
+    def _resume_feedback(self, index: int) -> None:
+        """Answered before a restart: the feedback as it was given (saved), else checked again now."""
+        said, given = self.progress.feedback.get(index), self.progress.answers[index]
+        try:
+            fb = predict.from_saved(said, given) if said else self._feedback(given)
+        except ValueError:  # (LessonExprError too) a saved answer that no longer checks: asked again
+            return
+        self.feedback[index], self._feedback_text = fb, fb.text
+
+    def feedback_text(self) -> str:
+        """The current step's feedback for the numbers on screen now: as given while they are the same; after a
+        change, what was said then, the answer now, and the ``why`` with today's numbers."""
+        fb = self.feedback.get(self.index)
+        if fb is None or self.kind != "predict":
+            return ""
+        try:
+            return predict.feedback_now(fb, self.expected_text(), self.render(self.step.get("why", "")))
+        except (LessonExprError, ValueError):
+            return f"{fb.text} (about the numbers when you answered: they cannot be computed now)"
 
     def sample_answer(self, right: bool) -> Any:
         """An answer that is right (or wrong) now: what ``--run`` gives."""
         return predict.sample(self.step["ask"], self.expected(), self.model, right)
 
     # ------------------------------------------------------------------ internals
-    def _set_state(self, st: dict[str, Any], text: str) -> None:
-        def change(m: PlaygroundModel) -> None:
-            if st.get("preset"):
-                m.load_preset(st["preset"])
-            if st.get("mode") and st["mode"] != m.mode:
-                m.set_mode(st["mode"])
-            for dim, n in st.get("dims", {}).items():
-                if m.dims[dim] != n:
-                    m.set_dim(dim, n)
-            if "scale" in st:
-                m.set_scale(st["scale"])
-            if "heads" in st and m.num_heads != st["heads"]:
-                m.set_heads(st["heads"])
-            if "padding" in st:
-                blocked = {token_index(m.key_tokens, k) for k in st["padding"]}
-                for k, keep in enumerate(list(m.padding_keep)):
-                    if keep == (k in blocked):
-                        m.toggle_padding(k)
-            if "mask" in st and m.mask_mode != st["mask"]:
-                m.set_mask(st["mask"])
-            for c in st.get("cells", []):
-                tokens = m.query_tokens if c["matrix"] in ("Q", "X", "X_q") else m.key_tokens
-                m.set_cell(c["matrix"], token_index(tokens, c["row"]), int(c["col"]), float(c["value"]))
+    def _open_state(self, st: dict[str, Any], text: str) -> None:
+        """A step's ``session`` (the whole playground, ``PlaygroundModel.restore``), then its ``state``."""
+        if "session" in st:
+            self._quietly(text, lambda m: m.restore(st["session"]), "the playground to this step's session")
+        if "state" in st:
+            self._set_state(st["state"], text)
 
+    def _set_state(self, st: dict[str, Any], text: str) -> None:
+        self._quietly(text, goals.state_change(st), str(st))
+
+    def _quietly(self, text: str, fn: Callable[[PlaygroundModel], Any], what: str) -> None:
+        """A change the lesson makes (not the learner's: no goal is checked on the way)."""
         busy, self._busy = self._busy, True
         try:
-            if not self.apply(text or "Lesson", change):
-                raise ValueError(f"the lesson could not set {st}")
+            if not self.apply(text or "Lesson", fn):
+                raise ValueError(f"the lesson could not set {what}")
         finally:
             self._busy = busy
 
-    def _pin(self, h: dict[str, Any]) -> None:
-        m = self.model
-        row = token_index(m.query_tokens, h.get("row", 0))
-        tokens = m.key_tokens if h["map"] != "output" else [str(i) for i in range(m.result.output.shape[1])]
-        col = token_index(tokens, h.get("col", 0)) if not isinstance(h.get("col", 0), int) else int(h.get("col", 0))
-        m.pin(h["map"], row, col)
-
     def _refresh_text(self) -> None:
-        try:
-            text = self.render(self.step["text"])
-        except LessonExprError as exc:
-            text = f"(this step's text cannot be computed: {exc})"
-        if text != self.text:
-            self.text = text
+        if self._broken:
+            text = goals.broken_note(self._broken, self.lesson.steps, self.model)
+        else:
+            try:
+                text = self.render(self.step["text"])
+            except LessonExprError as exc:
+                text = f"(this step's text cannot be computed: {exc})"
+        feedback = self.feedback_text()
+        if text != self.text or feedback != self._feedback_text:
+            self.text, self._feedback_text = text, feedback
             self.events.text.emit()
 
     def _save(self) -> None:
         old = self.store.load(self.lesson.id)
-        right, n = self.score
+        _right, n = self.score
         finished = self.index == self.total - 1 and self.can_finish
-        self.store.save(self.lesson.id, {"step": self.index, "furthest": max(self.index, int(old.get("furthest", 0))),
-                                         "score": right, "of": n, "done": bool(old.get("done")) or finished})
+        self.store.save(self.lesson.id, self.progress.entry(old, self.index, n, finished))
 
-    @property
-    def can_finish(self) -> bool:
-        return self.kind == "look" or (self.kind == "do" and self.done) or (self.kind == "predict" and self.revealed)
-
-
-def direct_apply(model: PlaygroundModel) -> Apply:
-    """``apply`` without an undo stack: call the model; a refused edit (ValueError) returns False."""
-    def apply(_text: str, fn: Callable[[PlaygroundModel], Any]) -> bool:
-        try:
-            fn(model)
-        except ValueError:
-            return False
-        return True
-    return apply

@@ -169,8 +169,11 @@ class Evaluator:
     """Evaluates expressions against ``names`` (values: numbers, strings, ``Labeled`` arrays, functions)."""
 
     def __init__(self, names: Mapping[str, Any], tokens: frozenset[str] = frozenset(),
-                 missing: Mapping[str, str] | None = None) -> None:
+                 missing: Mapping[str, str] | None = None, precision: int | None = None) -> None:
         self.names, self.tokens = names, tokens
+        self.precision = precision
+        """Decimals of a number shown without a spec or with a bare ``g`` (a lesson's ``precision``; None: 3
+        significant digits, and ``g`` as Python writes it)."""
         """``tokens``: bare names that stand for themselves (token names, e.g. ``probe_before(sat)``)."""
         self.missing = missing or {}
         """Names that exist but have no value now, with the reason (``best_head`` before any model is trained)."""
@@ -247,16 +250,18 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def format_value(value: Any, spec: str = "") -> str:
+def format_value(value: Any, spec: str = "", precision: int | None = None) -> str:
     """A value as text: numbers through ``spec`` (default: 3 significant digits), −∞ for a blocked score, arrays
-    as ``[a, b]``."""
+    as ``[a, b]``. With ``precision`` (a lesson's decimals) a number without a spec or with a bare ``g`` is rounded
+    to that many decimals, trailing zeros dropped (0.284335 → 0.284, 0.5 → 0.5, 4.0 → 4); a non-zero number that
+    would round to 0 keeps 2 significant digits (1.2e-07)."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
         return value
     if isinstance(value, Labeled):
         return "[" + ", ".join(format_value(float(x) if np.ndim(x) == 0 else Labeled(np.asarray(x), value.axes[1:]),
-                                            spec) for x in value.a) + "]"
+                                            spec, precision) for x in value.a) + "]"
     if isinstance(value, (int, np.integer)) and not spec:
         return str(int(value))
     v = float(value)
@@ -264,6 +269,12 @@ def format_value(value: Any, spec: str = "") -> str:
         return "−∞" if v < 0 else "∞"
     if math.isnan(v):
         return "nan"
+    if precision is not None and spec in ("", "g"):
+        if v != 0 and abs(v) < 0.5 * 10.0 ** -precision:
+            return f"{v:.2g}"
+        text = f"{v:.{precision}f}"
+        text = text.rstrip("0").rstrip(".") if "." in text else text
+        return "0" if text in ("-0", "") else text
     try:
         text = format(v, spec) if spec else f"{v:.3g}"
     except ValueError:
@@ -312,6 +323,6 @@ def render(text: str, ev: Evaluator) -> str:
             head, tail = body.rsplit(":", 1)
             if _SPEC.match(tail):
                 expr, spec = head, tail
-        return format_value(ev.value(expr), spec)
+        return format_value(ev.value(expr), spec, ev.precision)
 
     return _PLACEHOLDER.sub(fill, text)

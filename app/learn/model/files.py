@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from app.common.resources import resource_path
-from app.learn.model.schema import LessonFileError, Path_, Problem, check_lesson, load_json
+from app.learn.model.schema import DEFAULT_PRECISION, LessonFileError, Path_, Problem, check_lesson, load_json
 
 LESSON_DIR = resource_path("lessons")
 """The bundled lessons: resources/lessons/ of the checkout, or of the PyInstaller bundle."""
@@ -25,6 +25,8 @@ class Lesson:
     summary: str = ""
     file: str = ""
     lines: dict[Path_, int] = field(default_factory=dict, repr=False)
+    precision: int = DEFAULT_PRECISION
+    """Decimals of the numbers its texts show without a format (or with a bare ``g``)."""
 
     def line(self, step: int) -> int:
         return self.lines.get(("steps", step), 1)
@@ -37,7 +39,7 @@ def parse_lesson(text: str, file: str = "<lesson>") -> Lesson:
     if problems:
         raise LessonFileError(file, problems)
     return Lesson(data["id"], data["title"], data["preset"], data["steps"], data.get("state", {}),
-                  data.get("summary", ""), file, pos)
+                  data.get("summary", ""), file, pos, data.get("precision", DEFAULT_PRECISION))
 
 
 def load_lesson(path: str | Path) -> Lesson:

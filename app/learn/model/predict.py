@@ -4,11 +4,43 @@ answer is right, and a right (or wrong) sample for ``lessons --run``. Qt-free; `
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from app.learn.model.context import token_index
 from app.learn.model.expr import Evaluator, Labeled, LessonExprError, format_value
 from app.playground.model.playground import PlaygroundModel
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """A predict step's feedback as given (``text``, at the answer; ``head``: its first sentence, about the answer);
+    ``feedback_now`` says it again for the numbers on screen now."""
+    correct: bool
+    answer: Any
+    expected: str
+    text: str
+    head: str = ""
+
+
+def saved(fb: Feedback) -> dict[str, Any]:
+    """``fb`` as the lesson's progress keeps it (JSON), to say it again after a restart."""
+    return {"correct": fb.correct, "expected": fb.expected, "text": fb.text, "head": fb.head}
+
+
+def from_saved(said: dict[str, Any], answer: Any) -> Feedback:
+    return Feedback(bool(said["correct"]), answer, str(said["expected"]), str(said["text"]), str(said["head"]))
+
+
+def feedback_now(fb: Feedback, expected_now: str, why_now: str) -> str:
+    """``fb`` for the numbers now: as given while the answer is the same (its ``why`` with today's numbers); once
+    they changed, what was said then, the answer now, and the ``why`` now."""
+    if not fb.head:
+        return fb.text
+    if expected_now == fb.expected:
+        return f"{fb.head} {why_now}".strip()
+    return (f"{fb.head} That was for the numbers when you answered; they changed since: the answer is now "
+            f"{expected_now}. {why_now}").strip()
 
 
 def expected(ask: dict[str, Any], evaluator: Evaluator, model: PlaygroundModel) -> Any:

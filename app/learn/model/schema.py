@@ -4,10 +4,12 @@ A lesson::
 
     {"id": "dot-product", "title": "Dot product as similarity", "preset": "it-animal-street",
      "state": {"scale": "standard", "mask": "none"},            (optional: applied at the start)
+     "precision": 3,                                            (optional: decimals of a number shown plainly)
      "steps": [ 5 to 15 steps ]}
 
 Every step has ``kind`` (look | do | predict) and ``text`` (placeholders such as ``{weights[it][animal]:.2f}`` are
-filled live, see ``app.learn.model.expr``); optional ``title``, ``state`` (applied when the step opens: ``preset``,
+filled live, see ``app.learn.model.expr``); optional ``title``, ``session`` (the whole playground as a session file
+holds it, restored when the step opens, before its ``state``), ``state`` (applied when the step opens: ``preset``,
 ``scale`` ("standard" or a positive number), ``mask`` (none | causal | padding), ``padding`` (blocked keys), ``heads``,
 ``cells`` ([{"matrix", "row", "col", "value"}]: input edits)) and ``highlight`` ({"map", "row", "col"}: the cell
 the text talks about, pinned).
@@ -37,16 +39,19 @@ from app.learn.model.expr import LessonExprError, parse, placeholders
 from app.learn.model.lab import LAB_GOALS
 from app.learn.model.model_link import HEAD_SETS, MODEL_GOALS
 from app.learn.model.training import ABLATE_TARGETS, TRAINING_GOALS
-from app.playground.model.state import MASK_MODES
+from app.playground.model.state import MASK_MODES, PlaygroundState
 from attention_core.presets import PRESET_NAMES
 from attention_core.steps import STEP_NAMES
 
 MIN_STEPS, MAX_STEPS = 5, 15
+DEFAULT_PRECISION = 3
+"""A lesson's ``precision`` when it declares none: numbers shown with 3 decimals at most (0.284, 12.5, 4)."""
+MAX_PRECISION = 6
 KINDS = ("look", "do", "predict")
 ASK_TYPES = ("choice", "number", "cell")
 GOALS = ("scale", "mask", "heads", "points_at", "edit", *TRAINING_GOALS, *LAB_GOALS, *MODEL_GOALS)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-_STEP_KEYS = {"kind", "title", "text", "state", "highlight", "view"}
+_STEP_KEYS = {"kind", "title", "text", "state", "session", "highlight", "view"}
 VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate", "model", "detect")
 """The views a step may bring to the front (``"view"``): the playground's, the Lab, the Training tab (its Ablate
 tab: ``"ablate"``), the Model tab (its Detect view: ``"detect"``)."""
@@ -236,6 +241,15 @@ class _Checker:
             if not isinstance(c["value"], (int, float)) or isinstance(c["value"], bool):
                 self.bad((*p, "value"), "value must be a number")
 
+    def session(self, snap: Any, path: Path_) -> None:
+        """A whole playground in the session-file format's ``state`` (``PlaygroundModel.snapshot()``)."""
+        if not self.obj(snap, path, "session"):
+            return
+        try:
+            PlaygroundState.from_snapshot(snap)
+        except (ValueError, RecursionError) as exc:
+            self.bad(path, f"session: {exc}")
+
     def step(self, s: Any, i: int) -> None:
         path: Path_ = ("steps", i)
         if not self.obj(s, path, f"step {i + 1}"):
@@ -249,6 +263,8 @@ class _Checker:
         self.text(s.get("text"), (*path, "text"), f"step {i + 1}'s text")
         if "title" in s:
             self.text(s["title"], (*path, "title"), f"step {i + 1}'s title")
+        if "session" in s:
+            self.session(s["session"], (*path, "session"))
         if "state" in s:
             self.state(s["state"], (*path, "state"))
         if "view" in s and s["view"] not in VIEWS:
@@ -348,7 +364,10 @@ def _scale_ok(v: Any) -> bool:
 def check_lesson(data: dict[str, Any], pos: dict[Path_, int]) -> list[Problem]:
     """Every problem of the schema (without running anything), each with its line."""
     c = _Checker(pos)
-    c.keys(data, {"id", "title", "preset", "summary", "state", "steps"}, (), "a lesson")
+    c.keys(data, {"id", "title", "preset", "summary", "state", "steps", "precision"}, (), "a lesson")
+    p = data.get("precision", DEFAULT_PRECISION)
+    if not (isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= MAX_PRECISION):
+        c.bad(("precision",), f"precision must be a whole number of decimals, 0 to {MAX_PRECISION}")
     if not (isinstance(data.get("id"), str) and _ID.match(data["id"])):
         c.bad(("id",), "id must be lower-case letters, digits and '-' (e.g. \"dot-product\")")
     c.text(data.get("title"), ("title",), "title")

@@ -78,8 +78,8 @@ def step_records(run: LessonRun, right: bool) -> Iterator[dict[str, Any]]:
                 return
         rec: dict[str, Any] = {"step": i + 1, "kind": run.kind, "answer": None, "expected": None}
         try:
-            behaved = not run.text.startswith("(this step's text cannot be computed")
-            if not behaved:
+            behaved = not run.text.startswith("(this step's text cannot be computed") and not run.premise_broken
+            if not behaved:  # (a broken premise: its state set the earlier goal aside; the text says how)
                 rec["field"] = ("text",)
             if run.kind == "look":
                 rec.update(correct=True, feedback=run.text)

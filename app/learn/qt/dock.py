@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -35,8 +35,10 @@ from app.learn.model.engine import (
     bundled_lessons,
     load_lesson,
 )
+from app.learn.model.library import LessonLibrary
 from app.learn.model.walk import dry_run
 from app.learn.qt.panel import Cover, LearnPanel, cover_widgets
+from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, Concealment
 from app.widgets.screen_fit import fit_to_screen
 
 if TYPE_CHECKING:
@@ -54,9 +56,6 @@ window is wide enough). Measured under Xvfb: with 887 px all five Steps maps sho
 1180 px window, the dock 401 px) the maps' titles ran into each other and the weights map lost its numbers."""
 REDOCK_SLACK = 40
 """How much wider than needed the window must be before a dock floated for room docks again (no flip-flopping)."""
-COVER_TEXT = "Covered until you answer"
-# what else shows numbers that would give a covered map away
-_GIVE_AWAY = ("scaled", "masked", "weights", "output")
 
 
 def install(window: WindowAPI, store: ProgressStore | None = None) -> Learn:
@@ -80,7 +79,10 @@ class Learn(QObject):
 
             store = JsonStore(data_dir(create=False) / "lesson-progress.json")  # the folder: at the first save
         self.store = store
+        self.library = LessonLibrary.default()  # "My lessons" and the files opened before: listed again
         self._covers: dict[int, Cover] = {}
+        self.concealment = Concealment.of(window.playground)
+        self.concealment.events.changed.connect(self._place_covers)
         self._panel: LearnPanel | None = None
         self._dock: QDockWidget | None = None
         self.floated_for_room = False
@@ -136,6 +138,10 @@ class Learn(QObject):
         except LessonFileError as exc:  # a broken install: say so, keep the app running
             lessons = []
             window.statusBar().showMessage(f"⚠ a bundled lesson is broken: {exc}", 10000)
+        mine, notes = self.library.lessons()
+        lessons = [x for x in lessons if x.id not in {m.id for m in mine}] + mine  # as File → Open lesson… does
+        if notes:  # a remembered lesson file that vanished (or broke): dropped from the list, said once
+            window.statusBar().showMessage("Lessons: " + "; ".join(notes), 15000)
         self._panel = panel = LearnPanel(lessons, self.make_run, self.store, self.cover)
         self._dock = dock = QDockWidget("Learn", window)
         dock.setObjectName("learnDock")
@@ -199,6 +205,7 @@ class Learn(QObject):
             return None
         self.show()
         self.panel.add_lesson(lesson)
+        self.library.remember(path)  # listed again after a restart
         return lesson
 
     def open_dialog(self) -> None:
@@ -256,9 +263,21 @@ class Learn(QObject):
         dock, screen = self.dock, self.window.screen()
         dock.setFloating(True)
         if screen is not None:
-            room = screen.availableGeometry()
-            width = min(360, room.width() // 3)
-            dock.setGeometry(room.right() - width, room.top() + 40, width, min(640, room.height() - 80))
+            self.place_floating(screen.availableGeometry())
+
+    def place_floating(self, room: QRect) -> None:
+        """The floating panel at the right of ``room`` (a screen's free area), wholly inside it, frame included: a
+        third of the width asked for less than the panel's minimum at 1024 px, which pushed it off (issue 24)."""
+        dock = self.dock
+        least = dock.minimumSizeHint().expandedTo(dock.minimumSize())
+        frame = dock.frameGeometry()
+        fw, fh = frame.width() - dock.width(), frame.height() - dock.height()  # 0 before the frame exists
+        width = min(max(min(360, room.width() // 3), least.width()), room.width() - fw)
+        height = min(max(min(640, room.height() - 80), least.height()), room.height() - fh)
+        top = room.top() + max(min(40, room.height() - fh - height), 0)
+        dock.setGeometry(room.right() + 1 - width, top, width, height)
+        placed = dock.frameGeometry()  # then the frame's right and top edges on the room's
+        dock.move(dock.x() + room.right() - placed.right(), dock.y() + top - placed.top())
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if obj is self.window and event.type() == QEvent.Type.Resize:
@@ -303,18 +322,26 @@ class Learn(QObject):
 
     # ------------------------------------------------------------------ covering
     def cover(self, names: tuple[str, ...]) -> None:
-        """Hide the named step maps, and what would give them away (the story line, the explanation, the
-        saturation read-out), until the predict step is answered."""
-        tab = self.window.tab
+        """Hide the named maps until the predict step is answered: the lesson declares them to the playground's
+        ``Concealment`` (which every view asks: Vectors, Flow, 3D, Multi-head, exports …; ``_place_covers``
+        follows it here) while the dock is open."""
+        visible = self._dock is not None and self._dock.isVisible()
+        self.concealment.hide(names if visible else ())
+        self._place_covers()
+
+    def _place_covers(self) -> None:
+        """Cards over the hidden step maps, and over what would give them away (the story line, the explanation,
+        the saturation read-out)."""
+        tab, names = self.window.tab, tuple(self.concealment.hidden)
         targets: list[QWidget] = []
-        if names and self._dock is not None and self._dock.isVisible():
+        if names:
             pipeline = tab.pipeline
             steps = list(pipeline.heatmaps)
             targets = [pipeline.boxes[steps.index(n)] for n in names if n in steps]
             if "multihead" in names:
                 targets.append(tab.multihead)
             targets += [tab.story_label, tab.explain_label]
-            if any(n in _GIVE_AWAY for n in names):
+            if self.concealment.hides(*SATURATION_REVEALS):
                 targets.append(tab.controls.saturation)
         cover_widgets(targets, self._covers, COVER_TEXT, self.window.theme.dark)
 

@@ -1,6 +1,5 @@
-"""The Learn panel: a lesson list with progress, the current step's text, Back / Next / Restart, "Show me", the
-predict input and its feedback. It shows what a ``LessonRun`` (``app.learn.model.engine``) says and passes the
-learner's clicks to it; it computes nothing.
+"""The Learn panel: lessons with progress, the step's text, Back / Next / Restart, "Show me", the predict input
+and its feedback. It shows what a ``LessonRun`` (``app.learn.model.engine``) says and passes clicks to it.
 
 ``Cover`` hides a widget (a step map, the saturation read-out, the story line) behind an opaque card until a
 predict step is answered; the panel asks its host to cover what the step names (``covers`` callback).
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.learn.model.engine import Feedback, Lesson, LessonRun, ProgressStore
+from app.learn.qt.cell_grid import CellGrid
 from app.widgets.theme import colors_for
 
 AUTO_ADVANCE_MS = 900
@@ -70,6 +70,7 @@ class LearnPanel(QWidget):
         super().__init__(parent)
         self.lessons, self.make_run, self.store, self.covers = list(lessons), make_run, store, covers
         self.run: LessonRun | None = None
+        self._refused = False  # the feedback line holds a refusal (cleared when the numbers change)
         self.auto_advance = True
         self.dark = False
         v = QVBoxLayout(self)
@@ -110,6 +111,8 @@ class LearnPanel(QWidget):
         self.number.setPlaceholderText("your number")
         self.number.returnPressed.connect(self._check_number)
         self.choice_buttons: list[QPushButton] = []
+        self.cell_grid: CellGrid | None = None
+        """A cell question's covered map as an empty grid to click (None when not shown)."""
         self.feedback = QLabel("")
         self.feedback.setWordWrap(True)
         v.addWidget(self.feedback)
@@ -136,8 +139,7 @@ class LearnPanel(QWidget):
             p = self.store.load(lesson.id)
             done = "✓ " if p.get("done") else ""
             n = len(lesson.steps)
-            # the step the lesson is at (where it resumes), not the furthest one reached: for the open lesson
-            # "step 12/12" beside "Step 3 of 12" described an earlier pass; ✓ says it was finished once
+            # the step it resumes at, not the furthest one reached ("12/12" beside "Step 3 of 12"); ✓: finished once
             step = p.get("step", 0)
             progress = f"step {(step if isinstance(step, int) else 0) + 1}/{n}" if p else f"{n} steps"
             score = f" · score {p.get('score', 0)}/{p.get('of', 0)}" if p.get("of") else ""
@@ -163,7 +165,9 @@ class LearnPanel(QWidget):
         run = self.run = self.make_run(lesson)
         run.events.step.connect(self._show)
         run.events.text.connect(self._show_text)
+        run.events.numbers.connect(self._numbers_changed)
         run.events.done.connect(self._on_done)
+        run.events.status.connect(self._show)
         run.events.answered.connect(self._on_answered)
         run.start(index)
         self.show_offer(False)  # "Pick a lesson below" no longer describes the panel once one is open
@@ -185,14 +189,14 @@ class LearnPanel(QWidget):
         self._show_text()
         fb = run.feedback.get(run.index)
         self._set_feedback(fb)
-        if run.kind == "predict" and fb is None:
+        if run.kind == "predict" and fb is None and not run.premise_broken:
             self._build_inputs(st["ask"])
         if run.kind == "do":
             self.feedback.setText(self._done_text() if run.done else (run.message or ""))
         self.back_button.setEnabled(run.index > 0)
         self.next_button.setEnabled(run.can_next)
         self.restart_button.setEnabled(True)
-        self.show_me_button.setEnabled(run.kind == "do" and not run.done)
+        self.show_me_button.setEnabled(run.premise_broken or (run.kind == "do" and not run.done))
         self.covers(run.covered)
         self.fill_list()
         self._select_current()
@@ -215,8 +219,23 @@ class LearnPanel(QWidget):
         return "predict, then see"
 
     def _show_text(self) -> None:
-        if self.run is not None:
-            self.text.setText(self.run.text)
+        """The step's text and its feedback, as the run says them for the numbers now."""
+        run = self.run
+        if run is not None:
+            self.text.setText(run.text)
+            fb = run.feedback.get(run.index)
+            if fb is not None and run.kind == "predict":
+                self.feedback.setText(run.feedback_text())
+
+    def _numbers_changed(self) -> None:  # a refusal (a move's, Show me's) was about the numbers then: they changed
+        run, self._refused, was = self.run, False, self._refused
+        if run is not None and (was or (run.kind == "do" and not run.done)):
+            self.feedback.setText(run.message if run.kind == "do" and not run.done else "")
+
+    def _refuse(self, text: str) -> None:  # why a move or an answer is refused, under the step
+        self.feedback.setStyleSheet(f"color: {colors_for(self.dark).bad};")
+        self.feedback.setText(text)
+        self._refused = True  # until the numbers change
 
     def _done_text(self) -> str:
         """Where the result of a finished do step is on screen (the step's view names the tab)."""
@@ -231,7 +250,7 @@ class LearnPanel(QWidget):
             self.feedback.setText("")
             self.feedback.setStyleSheet("")
             return
-        self.feedback.setText(fb.text)
+        self.feedback.setText(self.run.feedback_text() if self.run is not None else fb.text)
         self.feedback.setStyleSheet(f"color: {c.good if fb.correct else c.bad};")
 
     def _clear_inputs(self) -> None:
@@ -243,6 +262,7 @@ class LearnPanel(QWidget):
             if w is not None:
                 w.deleteLater()
         self.choice_buttons = []
+        self.cell_grid = None
 
     def _build_inputs(self, ask: dict[str, Any]) -> None:
         run = self.run
@@ -259,6 +279,9 @@ class LearnPanel(QWidget):
             h.addWidget(check)
             self.inputs_box.addWidget(row)
             self.number.setFocus()
+            return
+        if ask["type"] == "cell" and ask.get("map") in run.covered:  # a click on the map would hit its cover
+            self._build_cell_grid(ask)
             return
         if ask["type"] == "cell":
             row_name = ask["row"] if isinstance(ask["row"], str) else run.model.query_tokens[int(ask["row"])]
@@ -277,6 +300,19 @@ class LearnPanel(QWidget):
             h.addWidget(b)
             self.choice_buttons.append(b)
         self.inputs_box.addWidget(box)
+
+    def _build_cell_grid(self, ask: dict[str, Any]) -> None:
+        run = self.run
+        assert run is not None
+        rows, cols = list(run.model.query_tokens), list(run.model.key_tokens)
+        row = ask["row"] if isinstance(ask["row"], int) else rows.index(ask["row"]) if ask["row"] in rows else None
+        name = rows[row] if row is not None and 0 <= row < len(rows) else str(ask["row"])
+        hint = QLabel(f"Click the cell of row '{name}' in this grid of the {ask['map']} map (the map itself stays "
+                      "covered until you answer):")
+        hint.setWordWrap(True)
+        self.inputs_box.addWidget(hint)
+        self.cell_grid = CellGrid(rows, cols, lambda i, j: self.answer((i, j)), highlight_row=row)
+        self.inputs_box.addWidget(self.cell_grid)
 
     # ------------------------------------------------------------------ the learner acts
     def choose(self, choice: str) -> Feedback | None:
@@ -303,9 +339,7 @@ class LearnPanel(QWidget):
         try:
             self.answer(float(self.number.text().replace(",", ".").replace("−", "-")))
         except ValueError:
-            c = colors_for(self.dark)
-            self.feedback.setStyleSheet(f"color: {c.bad};")
-            self.feedback.setText(f"{self.number.text()!r} is not a number: type one such as 0.42")
+            self._refuse(f"{self.number.text()!r} is not a number: type one such as 0.42")
 
     def answer(self, value: Any) -> Feedback | None:
         if self.run is None:
@@ -313,20 +347,17 @@ class LearnPanel(QWidget):
         try:
             return self.run.answer(value)
         except ValueError as exc:
-            self.feedback.setText(str(exc))
+            self._refuse(f"This answer cannot be checked now: {exc}.")
             return None
 
     def _safe(self, fn: Callable[[LessonRun], Any]) -> None:
-        """A move the playground cannot make now (the learner changed it so that a step's state no longer fits,
-        say) is refused with the reason under the step, never raised into Qt."""
+        """A move the playground cannot make now is refused with the reason under the step, never raised into Qt."""
         if self.run is None:
             return
         try:
             fn(self.run)
         except ValueError as exc:
-            c = colors_for(self.dark)
-            self.feedback.setStyleSheet(f"color: {c.bad};")
-            self.feedback.setText(f"This step cannot be shown now: {exc}. Press Restart to start the lesson afresh.")
+            self._refuse(f"This step cannot be shown now: {exc}. Press Restart to start the lesson afresh.")
 
     def _show_me(self) -> None:
         def show(run: LessonRun) -> None:
@@ -342,7 +373,7 @@ class LearnPanel(QWidget):
         run = self.run
         if self.auto_advance and run is not None:
             index = run.index
-            QTimer.singleShot(AUTO_ADVANCE_MS, lambda: self._advance_from(index))
+            QTimer.singleShot(AUTO_ADVANCE_MS, self, lambda: self._advance_from(index))  # not after the panel is gone
 
     def _advance_from(self, index: int) -> None:
         run = self.run

@@ -20,20 +20,33 @@ def playground_context(model: PlaygroundModel) -> ExportContext:
     name = None if preset is None else ("edited" if _inputs_edited(model) else preset.name)
     steps = model.result
     d_k = int(steps.q.shape[-1])
-    return ExportContext(preset=name, mask=str(model.mask_mode), scale=float(steps.scale), d_k=d_k)
+    return ExportContext(preset=name, mask=str(model.mask_mode), scale=float(steps.scale), d_k=d_k,
+                         mode=mode_text(str(model.mode), str(model.kind)))
+
+
+MODE_TEXT = {"qkv": "Q, K, V given",
+             "self": "projection, self-attention: Q = X·W_Q, K = X·W_K, V = X·W_V",
+             "cross": "projection, cross-attention: Q = X_q·W_Q, K = X_kv·W_K, V = X_kv·W_V"}
+
+
+def mode_text(mode: str, kind: str = "self") -> str:
+    """The input mode in words, as a CSV's ``# mode:`` line names it ("Q, K, V given", "projection, …")."""
+    return MODE_TEXT["qkv"] if mode == "qkv" else MODE_TEXT.get(kind, f"projection, {kind}")
 
 
 def _inputs_edited(model: PlaygroundModel) -> bool:
-    """Whether the tokens or matrices differ from the preset's. ``preset_edited`` also counts the scale and the
-    mask, which the context names on their own: a preset with the causal mask is still that preset."""
-    from app.playground.model.texts import story_key
+    """Whether the tokens or the Q, K, V attention sees differ from the preset's. ``preset_edited`` also counts
+    the scale and the mask, which the context names on their own: a preset with the causal mask is still that
+    preset (and switching between editing X and W and editing Q, K, V is no edit)."""
+    import numpy as np
 
-    if not model.preset_edited:
+    preset = model.preset
+    if preset is None or not model.preset_edited:
         return False
-    now, ref = story_key(model.state), model._preset_key
-    if not isinstance(ref, tuple):
+    if list(model.query_tokens) != list(preset.query_tokens) or list(model.key_tokens) != list(preset.key_tokens):
         return True
-    return now[:5] + now[7:] != ref[:5] + ref[7:]
+    now = model.state.projected()
+    return any(a.shape != b.shape or not np.array_equal(a, b) for a, b in zip(now, (preset.q, preset.k, preset.v)))
 
 
 def shared_label(name: str, model: PlaygroundModel) -> str:

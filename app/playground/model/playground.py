@@ -121,7 +121,7 @@ class PlaygroundModel:
     @property
     def preset_edited(self) -> bool:
         """Whether the inputs differ from the preset's (then its story no longer applies)."""
-        return self._preset is not None and text.story_key(self.state) != self._preset_key
+        return self._preset is not None and text.numbers_edited(self.state, self._preset_key)
 
     def __getattr__(self, name: str) -> Any:
         # read-only views of the state's fields (mode, kind, dims, matrices, query_tokens, …)

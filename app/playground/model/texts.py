@@ -30,6 +30,8 @@ exported pipeline figure (app/playground/qt/pipeline_figure.py), written once he
 STEP_INPUTS = {"scores": ("Q", "K"), "output": ("V",)}
 """The inputs that enter the flow at a step (beside the previous step)."""
 BLOCKED_NOTE = "−∞ where blocked"
+ARROW = "⟶"
+"""The arrow from a step to the next in the Steps view's flow line."""
 STEP_NOTES = {"weights": "each row sums to 1", "output": "weighted sum"}
 
 
@@ -52,13 +54,19 @@ def step_operations(scale: float, scale_note: str, n_blocked: int, previous: str
 
 
 def story_key(state: PlaygroundState) -> tuple[object, ...]:
-    """Everything a preset's story speaks about: the inputs in use, tokens, scale and mask (not heads/device)."""
-    names = [n for n in state.matrix_names() if n != "W_O"]
+    """Everything a preset's story speaks about: first how the inputs are edited (mode, kind), then the numbers
+    attention sees (Q, K, V as projected), tokens, scale and mask (not heads/device)."""
     mask = state.mask()
-    return (state.mode, state.kind, tuple(state.query_tokens), tuple(state.key_tokens),
-            tuple(sorted(state.dims.items())), state.scale(),
-            None if mask is None else mask.tobytes(),
-            tuple((n, state.matrices[n].tobytes()) for n in names))
+    qkv = state.projected()
+    return ((state.mode, state.kind), tuple(state.query_tokens), tuple(state.key_tokens),
+            tuple(a.shape for a in qkv), state.scale(), None if mask is None else mask.tobytes(),
+            tuple(np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in qkv))
+
+
+def numbers_edited(state: PlaygroundState, preset_key: object) -> bool:
+    """Whether a number attention sees (or a token, the scale, the mask) differs from the preset's (``preset_key``:
+    its ``story_key``). Switching between editing X and W and editing Q, K, V directly changes no number: no edit."""
+    return not isinstance(preset_key, tuple) or story_key(state)[1:] != preset_key[1:]
 
 
 def result_summary(state: PlaygroundState, result: Result) -> str:
@@ -77,12 +85,16 @@ def result_summary(state: PlaygroundState, result: Result) -> str:
 
 
 def story_text(state: PlaygroundState, result: Result, preset: Preset | None, preset_key: object) -> str:
-    """The preset's own story while the inputs are the preset's; once edited, say so and describe the numbers
-    on screen instead (the original story would be stale)."""
+    """The preset's own story while the inputs are the preset's; once a number is edited, say so and describe the
+    numbers on screen instead (the original story would be stale); the preset's numbers edited another way (Q, K, V
+    directly) are no edit, but the story may name the old way: the numbers on screen are described."""
     if preset is None:
         return ""
     if story_key(state) == preset_key:
         return preset.story
+    if not numbers_edited(state, preset_key):  # the preset's numbers, edited another way: no edit
+        how = "as Q, K, V" if state.mode == "qkv" else "as X and W" if state.kind == "self" else "as cross-attention"
+        return f"<b>{preset.title}</b>, its numbers {how}: {result_summary(state, result)}"
     return f"<b>{preset.title}, edited</b>: now {result_summary(state, result)}"
 
 
@@ -105,7 +117,7 @@ def step_captions(state: PlaygroundState, result: Result) -> dict[str, str]:
 
 
 def flow_html(state: PlaygroundState, result: Result) -> dict[str, str]:
-    """Per step: the arrow that leads into its map, "from ─ operation ─▶ note", with Q, K (into ①) and V (into ⑤)
+    """Per step: the arrow that leads into its map, "from ⟶ operation note", with Q, K (into ①) and V (into ⑤)
     named where they enter, so the Steps view reads as one flow whatever way its maps are laid out. One line each:
     what the caption under the map already says (row sums, weighted average) is not repeated."""
     s = result.steps
@@ -116,7 +128,9 @@ def flow_html(state: PlaygroundState, result: Result) -> dict[str, str]:
     lq, lk, d_k, d_v = s.scores.shape[0], s.scores.shape[1], s.q.shape[-1], s.v.shape[-1]
 
     def arrow(source: str, op: str, note: str = "") -> str:
-        return f"{source} ─<b>{op}</b>─▶" + (f" <i>{note}</i>" if note else "")
+        # one long-arrow glyph (DejaVu and the system fonts have it): "─op─▶" drew its box-drawing lines as minus
+        # signs beside the operation ("① −× 0.5−▶", issue 24)
+        return f"{source} {ARROW} <b>{op}</b>" + (f" <i>{note}</i>" if note else "")
 
     flow = {"scores": arrow(f"<b>Q</b> {lq}×{d_k}, <b>K</b> {lk}×{d_k}", STEP_OPERATIONS["scores"])}
     names = list(STEP_MARKS)
@@ -183,19 +197,28 @@ def saturation_html(state: PlaygroundState, result: Result) -> str:
 
 
 def heads_info_html(state: PlaygroundState) -> str:
-    """What splitting into heads does to the widths and (not) to the parameter count."""
-    from attention_core.heads import parameter_count
-
+    """What splitting into heads does to the widths and (not) to the parameter count: the weights of W_Q, W_K, W_V
+    and W_O as this playground has them (no biases: a lesson's ``size(W_Q) + …`` counts the same), and the scale
+    each head really uses."""
     h = state.num_heads
-    d_model = state.dims["d_k"]
-    d_head = d_model // max(h, 1)
-    params, one = parameter_count(d_model, h), parameter_count(d_model, 1)
+    d_k, d_v = state.dims["d_k"], state.dims["d_v"]
+    d_head = d_k // max(h, 1)
     heads = f"{h} head{'s' if h > 1 else ''}"
-    text = (f"<b>{heads}</b>: each head takes {d_head} of the {d_model} columns of Q and K (and "
-            f"{state.dims['d_v'] // max(h, 1)} of V's {state.dims['d_v']}) and scales by 1/√{d_head}. A full "
-            f"layer's parameters (W_Q, W_K, W_V, W_O, each {d_model}×{d_model}, + biases): 4·{d_model}² + "
-            f"4·{d_model} = <b>{params}</b> for {heads}, exactly the same as one big head ({one}): heads split the "
-            "width, they add no parameters. Black lines mark head boundaries; W_O is editable on the left.")
+    scaled = {"sqrt": f"scales its scores by 1/√{d_head}", "one": "leaves its scores unscaled (scale 1)"}
+    scaling = scaled.get(state.scale_mode, f"scales its scores by {fmt(state.scale(d_head))} (the custom scale)")
+    if state.mode == "projection":  # the matrices on the left, whatever their shapes
+        shapes = {n: state.shape_of(n) for n in ("W_Q", "W_K", "W_V", "W_O")}
+        weights = sum(r * c for r, c in shapes.values())
+        sizes = ", ".join(f"{n} {r}×{c}" for n, (r, c) in shapes.items())
+        bias = sum(c for _r, c in shapes.values())
+    else:  # Q, K, V given: a layer that would make them from a d_k-wide X
+        weights, bias = 4 * d_k * d_k, 4 * d_k
+        sizes = f"W_Q, W_K, W_V, W_O, each {d_k}×{d_k} for a {d_k}-wide X"
+    text = (f"<b>{heads}</b>: each head takes {d_head} of the {d_k} columns of Q and K (and {d_v // max(h, 1)} of "
+            f"V's {d_v}) and {scaling}. The layer's weights ({sizes}; no biases here): <b>{weights}</b> for "
+            f"{heads}, exactly as many as one big head (a layer with biases adds {bias} more, for any number of "
+            "heads): heads split the width, they add no parameters. Black lines mark head boundaries; W_O is "
+            "editable on the left.")
     if h == 1:
         text += "<br><i>Choose 2 or more heads in the Heads control (right) to see the split.</i>"
     return text
@@ -218,4 +241,4 @@ def plain_text(html: str) -> str:
 
 __all__ = ["BLOCKED_NOTE", "MASK_HINTS", "STEP_MARKS", "STEP_OPERATIONS", "flow_html", "fmt", "heads_banner_html",
            "heads_tooltip", "no_mask_note", "plain_text", "result_summary", "saturation_html", "scale_text",
-           "status_text", "step_captions", "step_operations", "story_key", "story_text", "time_text"]
+           "status_text", "step_captions", "step_operations", "story_key", "story_text", "time_text", "numbers_edited"]

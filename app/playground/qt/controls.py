@@ -25,9 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.playground.model.concealment import SATURATION_REVEALS, Concealment
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.texts import MASK_HINTS, heads_tooltip, scale_text, time_text
 from app.playground.qt.commands import UndoableEdits
+from app.playground.qt.label_box import LabelBox
 
 SLIDER_STEPS = 200  # custom scale slider: log-spaced from 0.01 to 10
 PADDING_COLUMNS = 3  # padding check boxes per row
@@ -115,7 +117,7 @@ class ControlsPanel(QWidget):
         self.device_note.hide()
         fl.addRow(self.device_note)
         self.time_label = QLabel("—")
-        fl.addRow("Last compute", self.time_label)
+        fl.addRow("Last compute", LabelBox(self.time_label))  # a new time, or saturation, relays nothing out
         layout.addWidget(form_box)
 
         sat_box = QGroupBox("Saturation (why scale)")
@@ -123,13 +125,15 @@ class ControlsPanel(QWidget):
         self.saturation = QLabel()
         self.saturation.setWordWrap(True)
         self.saturation.setTextFormat(Qt.TextFormat.RichText)
-        satl.addWidget(self.saturation)
+        satl.addWidget(LabelBox(self.saturation))
         layout.addWidget(sat_box)
         layout.addStretch(1)
         ev = model.events
         for event in (ev.scale, ev.dims, ev.mask, ev.tokens, ev.heads, ev.device, ev.devices):
             event.connect(self.show_state)
         ev.result.connect(self._on_result)
+        self.concealment = Concealment.of(model)
+        self.concealment.events.changed.connect(self._on_result)
         self.show_state()
         self._on_result()
 
@@ -209,7 +213,10 @@ class ControlsPanel(QWidget):
             self._updating = False
 
     def _on_result(self) -> None:
-        self.saturation.setText(self.model.saturation)
+        # the largest weight and the entropy of each row: withheld while a lesson's question covers the weights
+        # or what they are made from (issue 24)
+        hidden = self.concealment.withheld_message(*SATURATION_REVEALS)
+        self.saturation.setText(f"<i>{hidden}.</i>" if hidden else self.model.saturation)
         self.time_label.setText(time_text(self.model.computation))
 
     def _show_padding(self) -> None:

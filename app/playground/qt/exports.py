@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QFileDialog
 
 from app.common.titles import step_title
+from app.playground.model.concealment import Concealment
 from app.playground.model.export_context import playground_context, shared_label
 from app.widgets.export_button import FILTERS, IMAGE_FORMATS, guarded
 from app.widgets.settings import dialog_dir, remember_dialog_path
+from attention_core import STEP_NAMES
 
 if TYPE_CHECKING:
     from app.playground.model.playground import PlaygroundModel
@@ -20,10 +22,16 @@ if TYPE_CHECKING:
 def install_playground_exports(pipeline: Any, model: PlaygroundModel) -> None:
     """Give each step map of ``pipeline`` (a ``PipelineView``) its export title ("Scores Q·Kᵀ × 1 (unscaled)"
     when nothing was scaled), its colour bar's unit and the Playground's context."""
+    concealment = Concealment.of(model)
+
+    def extras(name: str) -> dict[str, Any]:
+        if concealment.hides(name):  # a lesson's question covers this map: refused, with why (issue 24)
+            raise ValueError(concealment.withheld_message(name))
+        return {"title": step_title(name, float(model.result.scale)), "context": playground_context(model),
+                "colorbar_label": shared_label(name, model), "levels": model.colours.levels.get(name)}
+
     for name, hm in pipeline.heatmaps.items():
-        hm.export_extras = lambda n=name: {
-            "title": step_title(n, float(model.result.scale)), "context": playground_context(model),
-            "colorbar_label": shared_label(n, model), "levels": model.colours.levels.get(n)}
+        hm.export_extras = lambda n=name: extras(n)
 
 
 def export_pipeline_figure(path: str | Path, model: PlaygroundModel) -> str:
@@ -31,6 +39,9 @@ def export_pipeline_figure(path: str | Path, model: PlaygroundModel) -> str:
     context; returns the title written."""
     from app.playground.qt.pipeline_figure import write_pipeline_figure
 
+    withheld = Concealment.of(model).withheld_message(*STEP_NAMES)
+    if withheld:  # the figure shows every step
+        raise ValueError(withheld)
     steps = model.result
     return write_pipeline_figure(path, steps, list(model.query_tokens), list(model.key_tokens),
                                  context=playground_context(model))

@@ -14,6 +14,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from app.playground.model.concealment import MULTIHEAD_REVEALS, Concealment
 from app.playground.model.export_context import playground_context
 from app.playground.model.playground import PlaygroundModel
 from app.widgets.frame import RedrawWhenShown
@@ -67,7 +68,9 @@ class MultiHeadView(RedrawWhenShown, QWidget):
             self._connect(hm, name)
         self._dark = False
         self._layout_heads = -1
+        self.concealment = Concealment.of(model)
         model.events.result.connect(self.request_redraw)
+        self.concealment.events.changed.connect(self.request_redraw)
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
 
@@ -82,7 +85,13 @@ class MultiHeadView(RedrawWhenShown, QWidget):
         hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
         hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
         hm.doubleClicked.connect(lambda v=name: self.mapDoubleClicked.emit(v))
-        hm.export_extras = lambda: {"context": playground_context(self.model)}  # its Export button names the setting
+        hm.export_extras = self._export_extras  # its Export button names the setting
+
+    def _export_extras(self) -> dict[str, Any]:
+        withheld = self.concealment.withheld_message(*MULTIHEAD_REVEALS)
+        if withheld:  # a lesson's question covers these maps
+            raise ValueError(withheld)
+        return {"context": playground_context(self.model)}
 
     def named_heatmaps(self) -> dict[str, HeatmapWidget]:
         """Every map by the name its signals and highlights use."""
@@ -123,8 +132,9 @@ class MultiHeadView(RedrawWhenShown, QWidget):
         model = self.model
         state, result = model.state, model.computation
         h = state.num_heads
-        if result.heads is None:
-            self.info.setText(model.heads_info)
+        withheld = self.concealment.withheld_message(*MULTIHEAD_REVEALS)
+        if result.heads is None or withheld:  # one head (nothing split), or a lesson's question covers the heads
+            self.info.setText(model.heads_info + (f"<br><b>{withheld}.</b>" if withheld else ""))
             self.body.setVisible(False)
             return
         self.body.setVisible(True)

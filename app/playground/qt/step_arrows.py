@@ -1,6 +1,6 @@
 """The flow between the Steps view's maps: the arrow that leads into each map, with its operation.
 
-Each step's box carries, above its map, the arrow that makes it: "① ─ × 0.5 ─▶ = 1/√4", with Q and K named where
+Each step's box carries, above its map, the arrow that makes it: "① ⟶ × 0.5 = 1/√4", with Q and K named where
 they enter ① and V where it enters ⑤, and ③ saying "no mask: same as ②" or how many cells the mask blocks. The
 arrow belongs to its map rather than to the gaps of a grid, so it stays right however ``PipelineView`` places its
 maps (one row, a 3 + 2 grid, a column). The words come from the model (``PlaygroundModel.flow``, built from
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 
 class FlowArrow(QLabel):
-    """One incoming arrow: "source ─ operation ─▶ note" in one line, elided by wrapping, never widening its map."""
+    """One incoming arrow: "source ⟶ operation note" in one line, elided by wrapping, never widening its map."""
 
     def __init__(self, step: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)

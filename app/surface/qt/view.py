@@ -22,6 +22,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QImage, QPainter, QVector3D
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMenu, QVBoxLayout, QWidget
 
+from app.playground.model.concealment import Concealment
 from app.playground.model.export_context import playground_context
 from app.playground.model.playground import PlaygroundModel
 from app.surface.model import STEP_LABELS, Surface, surface_of
@@ -90,7 +91,9 @@ class SurfaceView(RedrawWhenShown, QWidget):
         self.message.hide()
         self.body.addWidget(self.message)
         self.export_button = attach_export_button(self, self._fill_export_menu, "Export this view (PNG)…")
+        self.concealment = Concealment.of(model)
         model.events.result.connect(self.request_redraw)
+        self.concealment.events.changed.connect(self.request_redraw)
 
     @property
     def step(self) -> str:
@@ -138,6 +141,15 @@ class SurfaceView(RedrawWhenShown, QWidget):
 
     # ------------------------------------------------------------------ drawing
     def redraw(self) -> None:
+        withheld = self.concealment.withheld_message(self.step)
+        if withheld:  # a lesson's question covers this map: no heights, no numbers, until it is answered
+            self._stale, self.surface = False, None
+            self.message.setText(f"{withheld}. The other steps can be shown meanwhile.")
+            self.message.show()
+            self.note.hide()
+            if self.gl is not None:
+                self.gl.hide()
+            return
         self.surface = surface_of(self.model, self.step)
         if not self.isVisible():  # OpenGL only once the tab is shown (never at start-up, never for a script)
             self._stale = True
@@ -145,6 +157,8 @@ class SurfaceView(RedrawWhenShown, QWidget):
         self._stale = False
         if not self.ensure_gl():
             return
+        self.message.hide()  # a cover lifted
+        self.gl.show()
         s = self.surface
         rows, cols = s.z.shape
         x, y = _tile_edges(rows), _tile_edges(cols)
@@ -228,6 +242,8 @@ class SurfaceView(RedrawWhenShown, QWidget):
         path = Path(path)
         if path.suffix.lower() != ".png":
             raise ValueError("the 3D view exports PNG only (a 3D rendering has no vector form)")
+        if self.concealment.withheld_message(self.step):
+            raise ValueError(self.concealment.withheld_message(self.step))
         if not self.ensure_gl() or self.surface is None:
             raise RuntimeError(f"the 3D view needs OpenGL: {self.problem or 'not drawn yet'}")
         title = full_title(f"3D surface of {STEP_TITLES[self.surface.step]}", playground_context(self.model))

@@ -217,7 +217,9 @@ class TrainingHistory:
         self._train_acc: list[float] = []
         self._eval: dict[str, list[float]] = {k: [] for k in (
             "step", "test_loss", "reversal_accuracy", "sequence_accuracy", "train_sequence_accuracy")}
-        self.version = 0  # bumps on every change; views redraw only when it moved
+        # bumps on every change, a clear too (never back: a new run as long as the last one ends on another version,
+        # else views that redraw only when it moved kept the last run's curves)
+        self.version = getattr(self, "version", -1) + 1
 
     # --- recording -----------------------------------------------------------------------------------------
     def add(self, snap: Snapshot) -> bool:

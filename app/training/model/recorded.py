@@ -108,6 +108,11 @@ class RecordedSteps(TrainingSessionBase):
         if self.shown_snapshot is None or self.model_config is None:
             self._note("No model yet: Start, Step or Load first.", error=True)
             return False
+        cfg = self.model_config
+        if not (0 <= layer < cfg.num_layers and 0 <= head < cfg.num_heads):
+            self._note(f"No head {layer + 1}.{head + 1}: this model has {cfg.num_layers} layers of "
+                       f"{cfg.num_heads} heads.", error=True)
+            return False
         off = set(self.ablated) ^ {(layer, head)}
         self.ablated = tuple(sorted(off))
         self._recompute_ablation()

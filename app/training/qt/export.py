@@ -37,6 +37,7 @@ class TrainingExports:
         self.panel = panel
         self.session = panel.session
         self.last_timeline = None  # the running or last ``TimelineExport`` (tests watch it)
+        self.fallback_box: Any = None  # the note shown when an MP4 was saved as a GIF (no ffmpeg)
         self.grid_button = attach_export_button(panel.head_grid, self._fill_grid_menu,
                                                 "Export the head grid at the shown step…")
         self.plots_button = attach_export_button(panel.plots, self._fill_plots_menu, "Export the curves…")
@@ -86,11 +87,15 @@ class TrainingExports:
         add_format_actions(menu, IMAGE_FORMATS, lambda f: self.dialog("plots", f), "Curves as ")
         menu.addSeparator()
         busy = self.session.is_running
+        from app.training.film import mp4_problem
+
+        no_mp4 = mp4_problem()  # no ffmpeg (the bundle ships none): the MP4 entry says it saves a GIF instead
         for fmt in ("gif", "mp4"):
-            act = menu.addAction(f"Timeline as {'animated GIF' if fmt == 'gif' else 'MP4 video'}…",
-                                 lambda f=fmt: self.dialog("timeline", f))
+            label = "animated GIF" if fmt == "gif" else "MP4 video" + (" (no ffmpeg: saved as GIF)" if no_mp4 else "")
+            act = menu.addAction(f"Timeline as {label}…", lambda f=fmt: self.dialog("timeline", f))
             act.setEnabled(has and not busy)
-            act.setToolTip("One frame per recorded step" + (" (pause or wait for the run to end)" if busy else ""))
+            act.setToolTip("One frame per recorded step" + (" (pause or wait for the run to end)" if busy else "")
+                           + (f". {no_mp4}." if fmt == "mp4" and no_mp4 else ""))
         menu.setToolTipsVisible(True)
         menu.addSeparator()
         menu.addAction("Metrics history as CSV…", lambda: self.dialog("csv", "csv")).setEnabled(has)
@@ -152,6 +157,7 @@ class TrainingExports:
     def export_timeline(self, path: str | Path) -> Path | None:
         """The recorded history as a GIF or MP4, one frame per step, with a progress dialog and Cancel (see
         ``film_export``). None when cancelled (then no file was written)."""
+        from app.training.film import mp4_fallback_note
         from app.training.qt.film_export import TimelineExport
 
         s = self.session
@@ -160,4 +166,11 @@ class TrainingExports:
         if s.is_running:
             raise ValueError("pause or stop the run first: the film is made of the recorded steps")
         self.last_timeline = job = TimelineExport(self.panel, s.history, path, total_steps=s.total_steps)
-        return job.run()
+        written = job.run()
+        if written is not None and (note := mp4_fallback_note(path, written)):
+            from PySide6.QtWidgets import QMessageBox
+
+            self.fallback_box = box = QMessageBox(QMessageBox.Icon.Information, "Saved as GIF", note,
+                                                  QMessageBox.StandardButton.Ok, self.panel)
+            box.open()  # says so without blocking (the film is written)
+        return written

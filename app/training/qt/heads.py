@@ -42,15 +42,18 @@ IDEAL_TEXT = {
 """What the circles mark, per task (``attention_core.tasks.ideal_pattern``)."""
 
 
-def legend_html(c: ThemeColors = LIGHT, task: str = "reversal") -> str:
-    """How to read the grid for ``task`` (the shown run's), its coloured words in the theme's colours (the same as
-    the marks and numbers)."""
+def legend_html(c: ThemeColors = LIGHT, task: str = "reversal", causal: bool = True) -> str:
+    """How to read the grid for ``task`` and the mask (the shown run's), its coloured words in the theme's colours
+    (the same as the marks and numbers)."""
     name = TASK_SCORE_NAMES.get(task, task)
+    hatched = ("Hatched cells are the future, blocked by the causal mask." if causal else
+               "No causal mask in this run: every query may look at every position, the future too (nothing is "
+               "hatched).")
     return (
         "<b>How to read a map:</b> rows are queries (the position predicting the next token), columns are keys "
         f"(the positions it looks at); darker = more attention. {span('○', c.ideal)} marks "
         f"{IDEAL_TEXT.get(task, 'the ideal pattern')}. As the model learns, a solving head's weight gathers on the "
-        f"circles. Hatched cells are the future, blocked by the causal mask. Under each map: {span(name, c.orange)}"
+        f"circles. {hatched} Under each map: {span(name, c.orange)}"
         f" = {task} score (share of 100 test sequences whose answer queries look most at a circled key), "
         f"{span('focus', c.blue)} = mean row maximum and entropy (nats), over the probe's answer queries; "
         f"sparklines show {name} and focus over the run. <b>Click a head</b> to switch it off.")
@@ -106,6 +109,7 @@ class HeadsView(QWidget):
         self._hover = (-1, -1, -1, -1)
         self.colors = LIGHT
         self.task = "reversal"  # the task the legend describes: the shown run's (the settings' before any run)
+        self.causal = True  # and its mask
         self._series_version = -1
         self._series_at = 0.0
         self.redraw_soon = FrameCoalescer(self.redraw, FRAME_MS, self)
@@ -127,20 +131,21 @@ class HeadsView(QWidget):
         """The theme: the grid, and the coloured words of the title, legend and hover text."""
         self.colors = colors_for(dark)
         self.head_grid.set_dark(dark)
-        self.legend_label.setText(legend_html(self.colors, self.task))
+        self.legend_label.setText(legend_html(self.colors, self.task, self.causal))
         self.redraw()
 
-    def _set_task(self, task: str) -> None:
-        if task != self.task:
-            self.task = task
-            self.legend_label.setText(legend_html(self.colors, task))
+    def _set_task(self, task: str, causal: bool = True) -> None:
+        """The legend describes ``task`` and the mask of the run shown (hatching only with the causal mask)."""
+        if (task, causal) != (self.task, self.causal):
+            self.task, self.causal = task, causal
+            self.legend_label.setText(legend_html(self.colors, task, causal))
 
     def _shape_from_config(self) -> None:
         """Before any step exists, lay the grid out for the settings (building its plot items takes ~0.2 s)."""
         cfg = self.session.model_config
         if cfg is not None and not len(self.session.history):
             self.head_grid.set_shape(cfg.num_layers, cfg.num_heads)
-            self._set_task(cfg.task)
+            self._set_task(cfg.task, cfg.causal)
             self.title_label.setText(no_model_html(cfg.task))
 
     def redraw(self) -> None:
@@ -152,7 +157,7 @@ class HeadsView(QWidget):
             self.title_label.setText(no_model_html(cfg.task if cfg is not None else "reversal"))
             self.hover_label.setText(" ")
             return
-        self._set_task(snap.task)
+        self._set_task(snap.task, bool(snap.causal))
         g = self.head_grid
         g.set_maps(snap.probe_weights, snap.labels, seq_len=snap.seq_len, causal=snap.causal,
                    reversal=snap.task_scores, entropy=snap.entropy, focus=snap.focus, ideal=snap.ideal,

@@ -12,6 +12,8 @@ from app.widgets.tab_host import LazyTabHost
 from app.widgets.workers import QtRunner
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
     from app.training.qt.panel import TrainingPanel
 
 TAB_TITLE = "Training"
@@ -24,8 +26,8 @@ class TrainingHost(LazyTabHost):
     loading_text = "Loading the training panel (imports torch)…"
     status_prefix = "Training: "
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window, TrainingSession(runner=QtRunner()))
+    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
+        super().__init__(window, TrainingSession(runner=QtRunner()), holder=holder)
 
     def make_tab(self) -> TrainingPanel:
         from app.training.qt.panel import TrainingPanel

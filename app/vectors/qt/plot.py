@@ -86,7 +86,7 @@ class VectorPlot(pg.PlotWidget):
                             z=-1, opacity=0.25)
         for j, tip in enumerate(space.keys):
             text = space.key_tokens[j]
-            if options.thickness:  # the weight as a translucent band under the key's arrow, and in its label
+            if options.thickness and not space.weights_hidden:  # the weight as a band under the key, in its label
                 self._add_extra(pg.PlotDataItem([0.0, float(tip[0])], [0.0, float(tip[1])],
                                                 pen=pg.mkPen(c.orange, width=1.0 + 16.0 * float(w[j]))),
                                 z=0.5, opacity=0.3)
@@ -97,7 +97,8 @@ class VectorPlot(pg.PlotWidget):
         if options.values:
             for j, tip in enumerate(space.value_tips):
                 self._arrow("v", j, tip, f"v {space.key_tokens[j]}", 1.4, hovered, dash=True)
-            self._arrow("out", sel, space.output_tip, f"output {space.query_tokens[sel]}", 2.4, hovered)
+            if not (space.output_hidden or space.weights_hidden):  # where it lands gives them away
+                self._arrow("out", sel, space.output_tip, f"output {space.query_tokens[sel]}", 2.4, hovered)
         self._add_extra(pg.ScatterPlotItem([0.0], [0.0], size=6, brush=pg.mkBrush(c.text), pen=None))
 
     def fit(self) -> None:

@@ -137,6 +137,8 @@ class VectorView(RedrawWhenShown, QWidget):
             self.query_combo.setCurrentIndex(s.selected)
             self.query_combo.blockSignals(False)
         extra = f" {html.escape(s.value_axis_note)}." if self.options.values and s.value_axis_note else ""
+        if s.weights_hidden or s.output_hidden:  # why the thickness, the percentages or the output are missing
+            extra += " <i>The weights and the output are covered until you answer the lesson's question.</i>"
         c = self.plot.colors
         legend = f"{span('queries', c.blue, True)} and {span('keys', c.orange, True)} from the origin. "
         self.note.setText(legend + html.escape(f"{s.plane_note} {s.drag_note}") + extra)

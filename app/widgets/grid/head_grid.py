@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.widgets.grid.overlay import MapOverlay
@@ -46,8 +46,9 @@ class _Cell:
         self.plot.addItem(self.image)
         self.overlay = MapOverlay()
         self.plot.addItem(self.overlay)
-        font = QFont()
+        self.tick_font = font = QFont()
         font.setPointSizeF(7.0)
+        self._strides: tuple[int, int] | None = None  # the labels' strides on (bottom, left) now
         for name in ("left", "bottom"):
             ax = self.plot.getAxis(name)
             ax.setStyle(tickLength=0, hideOverlappingLabels=True, tickTextOffset=2,
@@ -74,6 +75,7 @@ class _Cell:
         self.spark.addItem(self.cursor_line)
         self.values = np.zeros((0, 0))
         self.labels: list[str] = []
+        vb.sigTransformChanged.connect(lambda _vb: self.fit_ticks())  # resized, or its range set
         self.stats_text = ""
         self.numbers: tuple[float, float, float] | None = None  # task score, entropy, focus under the map
         self.score_name = "rev"
@@ -84,6 +86,27 @@ class _Cell:
             self.plot.getAxis(name).setTicks([[], []])
         self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.spark.setXRange(0, 1, padding=0)
+
+    def fit_ticks(self) -> None:
+        """Token labels along each axis, every ``stride``-th one, the stride the map's size leaves room for (1, 2,
+        4, …): a fixed first level of every 4th label ran together on small maps ("466", issue 24)."""
+        n = len(self.labels)
+        if not n:
+            return
+        fm = QFontMetricsF(self.tick_font)
+        needs = (max(fm.horizontalAdvance(t) for t in self.labels) + 4.0, fm.height())
+        px_x, px_y = self.plot.getViewBox().viewPixelSize()  # a cell's side is 1: 1 / (cell per pixel) pixels
+        strides = []
+        for need, cell in zip(needs, (1.0 / max(px_x, 1e-9), 1.0 / max(px_y, 1e-9)), strict=True):
+            stride = 1
+            while stride < n and stride * cell < need:
+                stride *= 2
+            strides.append(stride)
+        if tuple(strides) != self._strides:
+            self._strides = (strides[0], strides[1])
+            ticks = [(i + 0.5, str(t)) for i, t in enumerate(self.labels)]
+            self.plot.getAxis("bottom").setTicks([ticks[0::strides[0]]])
+            self.plot.getAxis("left").setTicks([ticks[0::strides[1]]])
 
     def set_colors(self, c: ThemeColors) -> None:
         """Axes, title, numbers and sparkline in the theme's colours (the map's colours never change)."""
@@ -252,11 +275,6 @@ class HeadGrid(QWidget):
             marks = [(seq_len + p, seq_len - 1 - p) for p in range(seq_len) if seq_len + p < n]
         geometry_changed = n != 2 * self._seq_len or causal != self._causal
         self._seq_len, self._causal = seq_len, causal
-        # tick levels: a sparse first level (always drawn), then the rest, drawn by pyqtgraph only where they fit.
-        # Every other label as the first level still ran together in a 1024 px window ("136SEP613")
-        all_ticks = [(i + 0.5, str(t)) for i, t in enumerate(labels)]
-        ticks = [all_ticks[0::4], all_ticks[2::4], all_ticks[1::2]] if len(all_ticks) > 8 else \
-            [all_ticks[0::2], all_ticks[1::2]]
         for (li, h), c in self._cells.items():
             vals = np.asarray(weights[li][h], dtype=np.float64)
             c.values = vals.copy()
@@ -266,10 +284,9 @@ class HeadGrid(QWidget):
                 c.plot.getViewBox().setRange(xRange=(0, n), yRange=(0, n), padding=0)
             c.overlay.set_content(n, blocked, marks)
             c.overlay.show_marks = self._show_marks
-            if list(labels) != c.labels:
-                c.labels = list(labels)
-                c.plot.getAxis("bottom").setTicks(ticks)
-                c.plot.getAxis("left").setTicks(ticks)
+            if list(labels) != c.labels:  # as many as fit the map's size (``fit_ticks``, again on resize)
+                c.labels, c._strides = [str(t) for t in labels], None
+                c.fit_ticks()
             c.score_name = score_name
             if reversal is not None and entropy is not None and focus is not None:
                 c.show_numbers((float(reversal[li, h]), float(entropy[li, h]), float(focus[li, h])))

@@ -3,6 +3,10 @@
 One ``CellOverlay`` item paints every cell in device pixels (not one TextItem per cell): a 16x64 map repaints in
 well under a millisecond, and numbers are simply skipped when a cell is too small to hold them. Blocked cells
 (``blocked`` True) are grey hatching with their value ("−∞" for masked scores), never the colour of -inf.
+
+The numbers grow with their cells (``number_pt``): 11 pt in the ordinary layout (× the zoom, Ctrl+=), and beyond
+~65 px cells a size in proportion, so a 3 × 3 map alone on a 1920 × 1080 projector has ~50 px digits; never more
+than the cell holds. The font is worked out once per cell size and content, not on every paint.
 """
 
 from __future__ import annotations
@@ -42,6 +46,32 @@ def format_value(v: float) -> str:
 
 
 MIN_NUMBER_PT = 6.5  # below this a number is not readable: the map says "too small for numbers" instead
+NUMBER_PT = 11.0
+"""The numbers' size in the ordinary layout (at zoom 1): cells up to ~65 px high."""
+NUMBER_GROWTH = 0.17
+"""Points of number per pixel of cell height once cells outgrow ``NUMBER_PT``: the back row of a classroom reads
+~50 pt numbers in the ~300 px cells of a 3 × 3 map alone on a 1920 × 1080 projector (digits ~0.97 px per pt)."""
+
+
+def number_pt(ch: float, scale: float = 1.0) -> float:
+    """The size numbers would like in cells ``ch`` px high, before fitting: ``NUMBER_PT`` × ``scale`` (the zoom), or
+    in proportion to the cell when that is larger."""
+    return max(NUMBER_PT * scale, NUMBER_GROWTH * ch)
+
+
+_METRICS: dict[tuple[str, float], tuple[QFont, QFontMetricsF]] = {}
+
+
+def font_at(base: QFont, size: float) -> tuple[QFont, QFontMetricsF]:
+    """``base`` at ``size`` pt and its metrics, made once per (font, size): measuring is the costly part."""
+    key = (base.key(), round(size, 2))
+    if key not in _METRICS:
+        if len(_METRICS) > 512:
+            _METRICS.clear()
+        font = QFont(base)
+        font.setPointSizeF(key[1])
+        _METRICS[key] = (font, QFontMetricsF(font))
+    return _METRICS[key]
 
 
 def number_cell_ok(cw: float, ch: float) -> bool:
@@ -49,24 +79,22 @@ def number_cell_ok(cw: float, ch: float) -> bool:
     return cw >= 14 and ch >= 11
 
 
-def fit_number_font(texts: list[list[str]], cw: float, ch: float, base: QFont) -> QFont | None:
-    """The largest font (6.5-11 pt, about 0.38 of the cell's height) in which every string of ``texts`` fits a
-    ``cw`` x ``ch`` px cell with 3 px to spare, or None when even 6.5 pt does not. The one rule for numbers:
-    ``CellOverlay`` paints by it and ``pipeline.numbers_fit`` reports by it."""
+def fit_number_font(texts: list[list[str]], cw: float, ch: float, base: QFont, scale: float = 1.0) -> QFont | None:
+    """The largest font up to ``number_pt`` (at least 6.5 pt, at most about 0.38 of the cell's height) in which
+    every string of ``texts`` fits a ``cw`` x ``ch`` px cell with 3 px to spare, or None when even 6.5 pt does not.
+    ``scale``: the zoom (the map's font over the theme's). The one rule for numbers: ``CellOverlay`` paints by it
+    and ``pipeline.numbers_fit`` reports by it."""
     if not number_cell_ok(cw, ch):
         return None
     strings = [t for row in texts for t in row]
     if not strings:
         return None
     longest = max(strings, key=len)
-    size = max(MIN_NUMBER_PT, min(11.0, ch * 0.38, cw / (0.62 * len(longest) + 0.6)))
-    font = QFont(base)
-    font.setPointSizeF(size)
-    fm = QFontMetricsF(font)
-    while size > MIN_NUMBER_PT and fm.horizontalAdvance(longest) > cw - 3:  # shrink before giving up on numbers
-        size -= 0.5
-        font.setPointSizeF(size)
-        fm = QFontMetricsF(font)
+    size = max(MIN_NUMBER_PT, min(number_pt(ch, scale), ch * 0.38, cw / (0.62 * len(longest) + 0.6)))
+    font, fm = font_at(base, size)
+    while size > MIN_NUMBER_PT and (advance := fm.horizontalAdvance(longest)) > cw - 3:  # shrink before giving up
+        size = max(MIN_NUMBER_PT, min(size - 0.5, size * (cw - 3) / advance))
+        font, fm = font_at(base, size)
     widest = max(fm.horizontalAdvance(t) for t in strings)
     return font if widest <= cw - 3 and fm.height() <= ch else None
 
@@ -95,7 +123,8 @@ class CellOverlay(pg.GraphicsObject):
         self.row_groups = 1
         self.paint_count = 0
         self._font = QFont()
-        self._fit: tuple[tuple[float, float, int], QFont | None] | None = None  # (cell size, texts) -> font
+        self.text_scale = 1.0  # the zoom: the map's font over the theme's (``HeatmapWidget`` keeps it)
+        self._fit: tuple[tuple[float, float, int, float], QFont | None] | None = None  # (cells, texts, zoom) -> font
         self._hatch = QBrush(QColor(120, 120, 120), Qt.BrushStyle.BDiagPattern)
         self._blocked_fill = QColor(215, 215, 215)
 
@@ -126,10 +155,20 @@ class CellOverlay(pg.GraphicsObject):
             return None
         if not self.texts:
             self._format()
-        key = (round(cw, 2), round(ch, 2), id(self.texts))
+        key = (round(cw, 2), round(ch, 2), id(self.texts), self.text_scale)
         if self._fit is None or self._fit[0] != key:
-            self._fit = (key, fit_number_font(self.texts, cw, ch, self._font))
+            self._fit = (key, fit_number_font(self.texts, cw, ch, self._font, self.text_scale))
         return self._fit[1]
+
+    def numbers_at_full_size(self) -> bool:
+        """Whether the cells, as laid out now, hold their numbers at the zoom's size (``NUMBER_PT`` × the zoom) or
+        larger, not shrunk to fit or dropped: zooming in stops before a shown map would lose that
+        (``app.shell.presentation``)."""
+        if not self.rows or not self.cols or not self.show_numbers:
+            return True
+        rect = self.sceneBoundingRect()
+        font = self.number_font(rect.width() / self.cols, rect.height() / self.rows)
+        return font is not None and font.pointSizeF() >= NUMBER_PT * self.text_scale - 0.01
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
         return QRectF(0, 0, max(self.cols, 1), max(self.rows, 1))

@@ -28,7 +28,7 @@ def write_heatmap_file(path: str | Path, values: Any, row_labels: Sequence[str],
     colour bar); returns the title."""
     target, vals, blk = check_heatmap(path, values, row_labels, col_labels, blocked)
     if target.suffix.lower() == ".csv":
-        write_heatmap_csv(target, vals, row_labels, col_labels, blk, kind)
+        write_heatmap_csv(target, vals, row_labels, col_labels, blk, kind, title, context, row_title, col_title)
         return full_title(title, context)
     return write_heatmap_image(target, vals, row_labels, col_labels, title, blocked=blk, kind=kind,
                                row_title=row_title, col_title=col_title, col_groups=col_groups, context=context,

@@ -54,12 +54,36 @@ def levels_for(values: np.ndarray, kind: str) -> tuple[float, float]:
 
 
 def text_is_dark(image: np.ndarray, levels: tuple[float, float], kind: str) -> np.ndarray:
-    """Per cell: True where the cell's colour is light, so its number is drawn in dark text."""
+    """Per cell: True where the cell's colour is light, so its number is drawn in dark text.
+
+    The luminance of the colour the map gives each value: the maps interpolate their stops linearly, so this is
+    the stops' luminance interpolated once (not their three colours through ``ColorMap.map``: every edit asks)."""
     lo, hi = levels
-    norm = (image - lo) / (hi - lo)
-    rgb = colormap(kind).map(np.clip(norm, 0, 1).ravel(), mode="float")
-    lum = (0.299 * rgb[:, 0] + 0.587 * rgb[:, 1] + 0.114 * rgb[:, 2]).reshape(image.shape)
-    return np.asarray(lum > 0.5)
+    norm = np.clip((image - lo) / (hi - lo), 0, 1)
+    pos, lum = _stop_luminance(kind)
+    return np.asarray(np.interp(norm, pos, lum) > 0.5)
+
+
+_LUMINANCE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _stop_luminance(kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``kind``'s colour stops and the luminance (Rec. 601) of each."""
+    if kind not in _LUMINANCE:
+        pos, rgb = colormap(kind).getStops(pg.ColorMap.FLOAT)
+        _LUMINANCE[kind] = (np.asarray(pos), 0.299 * rgb[:, 0] + 0.587 * rgb[:, 1] + 0.114 * rgb[:, 2])
+    return _LUMINANCE[kind]
+
+
+THEME_FONT_PT = 10.0
+"""The widgets' font size in the theme's style sheets (``resources/styles/*.qss``): a map whose font is larger is
+zoomed (Ctrl+=, presentation mode: ``app.shell.presentation``)."""
+
+
+def text_scale(font_pt: float) -> float:
+    """How much a map's numbers and labels are zoomed, from its font's size (never below 1: a smaller desktop
+    font leaves them as they are)."""
+    return max(1.0, font_pt / THEME_FONT_PT) if font_pt > 0 else 1.0
 
 
 def title_color(dark: bool) -> str:
@@ -95,7 +119,37 @@ def show_range_note(colorbar: Any, note: str, dark: bool) -> None:
     """Write ``note`` (e.g. "shared ①②③ ±2", "⚠ range changed") along a colour bar, on the side away
     from its numbers; "" hides it. The model words the note; this only places it."""
     axis = colorbar.getAxis("left")
+    axis._range_note = (note, dark)
+    if not getattr(axis, "_fits_note", False):  # a shorter bar (a smaller map) fits the note again
+        axis._fits_note = True
+        axis.geometryChanged.connect(lambda a=axis: _fit_range_note(a))
+    _fit_range_note(axis)
+
+
+NOTE_POINTS = (8.0, 7.0, 6.0)
+"""The sizes a colour bar's note may take, largest first: the first that fits the bar's height is used."""
+
+
+def _fit_range_note(axis: Any) -> None:
+    """Write the axis's note as large as fits along it (``NOTE_POINTS``), shortened with "…" where even the
+    smallest does not (it was clipped mid-word at the ends of a short bar: issue 24)."""
+    from PySide6.QtGui import QFontMetricsF
+
+    note, dark = axis._range_note
     if note:
-        axis.setLabel(note, color=colors_for(dark).text, **{"font-size": "8pt"})
+        room = max(axis.geometry().height() - 4.0, 0.0)
+        font = axis.label.font()
+        for pt in NOTE_POINTS:
+            font.setPointSizeF(pt)
+            fm = QFontMetricsF(font)
+            if fm.horizontalAdvance(note) <= room:
+                break
+        text = note if fm.horizontalAdvance(note) <= room else fm.elidedText(note, Qt.TextElideMode.ElideRight, room)
+        if (text, pt, dark) != getattr(axis, "_note_shown", None):
+            axis._note_shown = (text, pt, dark)
+            axis.label.setFont(font)  # the size in the item's font, not in the label's HTML: measurable
+            axis.setLabel(text, color=colors_for(dark).text)
         axis.setStyle(showValues=False)
+    else:
+        axis._note_shown = None
     axis.showLabel(bool(note))

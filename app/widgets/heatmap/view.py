@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QVBoxLayout, QWidget
 
@@ -24,6 +24,7 @@ from app.widgets.heatmap import file as heatmap_file
 from app.widgets.heatmap.axes import MAX_LABEL_CHARS, MIN_TICK_PT, elide, update_row_sums, update_ticks
 from app.widgets.heatmap.cells import MINUS, CellOverlay, format_value
 from app.widgets.heatmap.export import ask_export_path, export_menu, heatmap_export_button, suggested_filename
+from app.widgets.heatmap.image import MapImage
 from app.widgets.heatmap.pointer import PointerAndKeys
 from app.widgets.heatmap.style import (
     AXES,
@@ -33,6 +34,7 @@ from app.widgets.heatmap.style import (
     let_title_overflow,
     levels_for,
     show_range_note,
+    text_scale,
     title_color,
 )
 
@@ -67,7 +69,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self._row_title = ""
         self._col_title = ""
         self._row_sums = False
-        self._col_tick_pt: float | None = None
+        self._tick_pts: tuple[float, float] | None = None  # the key and query labels' sizes (``update_ticks``)
         self._levels: tuple[float, float] | None = None
         self._range_note = ""
         self._stride_r = 1
@@ -95,7 +97,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         vb = self.plot.getViewBox()
         vb.setDefaultPadding(0.0)
         vb.enableAutoRange(enable=False)
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = MapImage(axisOrder="row-major")  # its colours in one numpy lookup (app/widgets/heatmap/image.py)
         self.plot.addItem(self.image)
         self.overlay = CellOverlay()
         self.plot.addItem(self.overlay)
@@ -308,8 +310,9 @@ class HeatmapWidget(PointerAndKeys, QWidget):
 
     # ---------------------------------------------------------------- ticks
     def _update_ticks(self) -> None:
-        self._col_tick_pt, self._stride_r = update_ticks(self.plot, self.font(), self._row_labels, self._col_labels,
-                                                         self._row_sums, self._col_tick_pt)
+        *pts, self._stride_r = update_ticks(self.plot, self._row_labels, self._col_labels, self._row_sums,
+                                            self.overlay.text_scale, self._tick_pts)
+        self._tick_pts = (pts[0], pts[1])
 
     def _update_row_sums(self) -> None:
         update_row_sums(self.plot, self._values, self._blocked, self._stride_r)
@@ -317,6 +320,10 @@ class HeatmapWidget(PointerAndKeys, QWidget):
     def refresh_labels(self) -> None:
         """Lay the axis labels and row sums out again for the current size (``app.widgets.rendering`` calls it before
         rendering a file, once the widget has its final size)."""
+        scale = text_scale(self.font().pointSizeF())
+        if scale != self.overlay.text_scale:  # the zoom changed: the numbers follow it
+            self.overlay.text_scale = scale
+            self.overlay.update()
         self._draw_title()
         if self._row_labels or self._col_labels:
             self._update_ticks()
@@ -334,6 +341,11 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         super().resizeEvent(event)
         self.refresh_labels()
         self._draw_title()
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "overlay"):  # the zoom (a style sheet's font)
+            self.refresh_labels()
 
     # ---------------------------------------------------------------- export
     def context_menu(self) -> QMenu:

@@ -1,0 +1,79 @@
+"""What a Learn-mode predict step hides now, for every view (issue 24). Qt-free, evented.
+
+One ``Concealment`` per ``PlaygroundModel`` (``Concealment.of(model)``: it exists from the start, whether or not a
+lesson or the Learn dock was ever opened). A lesson declares what is hidden (``hide(names)``, the step's ``cover``:
+the five step names and ``multihead``); every view that could show one of those numbers, or a quantity that gives
+them away (a weight as a percentage, a Flow line, a hover read-out), asks ``hides(...)`` when it draws and follows
+``events.changed``; an export of a hidden map is refused with ``withheld_message``.
+
+    c = Concealment.of(model); c.hide(("weights", "output")); c.hides("weights")  # True
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable
+
+from psygnal import Signal, SignalGroup
+
+from attention_core import STEP_NAMES, STEP_TITLES
+
+COVERABLE = (*STEP_NAMES, "multihead")
+"""What may be hidden: the five step maps and the whole Multi-head view (``app.learn.model.schema.COVERS``)."""
+COVER_TEXT = "Covered until you answer"
+MULTIHEAD_REVEALS = ("multihead", "weights", "output")
+"""The Multi-head view shows each head's weights, their outputs and the layer's output: hidden with any of these."""
+FLOW_REVEALS = ("weights", "multihead")
+"""The Flow view's lines are the weights (every head's when Heads > 1): hidden with either."""
+
+SATURATION_REVEALS = ("scaled", "masked", "weights", "output")
+"""The saturation read-out (each row's largest weight and entropy) gives these away (the output: which key a
+row favours)."""
+
+_OF: weakref.WeakKeyDictionary[object, Concealment] = weakref.WeakKeyDictionary()
+
+
+class ConcealmentEvents(SignalGroup):
+    changed = Signal()  # what is hidden changed (covered, or lifted after an answer)
+
+
+class Concealment:
+    """The set of hidden quantities now (empty: nothing is hidden)."""
+
+    def __init__(self) -> None:
+        self.events = ConcealmentEvents()
+        self.hidden: frozenset[str] = frozenset()
+
+    @staticmethod
+    def of(model: object) -> Concealment:
+        """The one concealment of ``model`` (a ``PlaygroundModel``), made on first ask."""
+        c = _OF.get(model)
+        if c is None:
+            c = _OF[model] = Concealment()
+        return c
+
+    def hide(self, names: Iterable[str]) -> None:
+        """Hide exactly ``names`` (replacing what was hidden); ``()`` lifts every cover. ``ValueError`` for a name
+        that is not a map, and nothing changes then."""
+        wanted = frozenset(names)
+        odd = sorted(wanted - set(COVERABLE))
+        if odd:
+            raise ValueError(f"cannot hide {', '.join(odd)}: only {', '.join(COVERABLE)}")
+        if wanted != self.hidden:
+            self.hidden = wanted
+            self.events.changed.emit()
+
+    def lift(self) -> None:
+        self.hide(())
+
+    def hides(self, *names: str) -> bool:
+        """Whether any of ``names`` is hidden now."""
+        return any(n in self.hidden for n in names)
+
+    def withheld_message(self, *names: str) -> str:
+        """What an export or a view says instead of a hidden quantity ("" when none of ``names`` is hidden)."""
+        hidden = [n for n in names if n in self.hidden]
+        if not hidden:
+            return ""
+        what = ", ".join(STEP_TITLES.get(n, "the multi-head view") for n in hidden)
+        return f"{COVER_TEXT}: {what} hidden by the lesson's question (answer it to see it)"

@@ -1,0 +1,267 @@
+"""Every budget of the project in one table (issue 25): measured now, printed, and written into docs/benchmarks.md.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/run_all.py [--test-minutes M] [--skip edits launch ...]
+                                                                     [--no-write] [--slack 0.25]
+
+Rows, each with its target, its ratio to a baseline measured in the same run where there is one, the 1-minute load
+average when it was measured, and the date:
+
+- **edit → all views repainted** per size (``bench_gui_edit.measure_edits``, when that function exists): median and
+  p95 in ms; baseline: a bare pyqtgraph window repainting five ImageItems of the same shapes (the floor).
+- **launch → window shown** (``bench_gui_edit.measure_launch``): median seconds from before the process starts to
+  the first frame processed; baseline: a bare PySide6 + pyqtgraph window, launched alternately in the same run.
+- **bundle size** (dist/attention-playground, when built; else "not built"): MiB on disk.
+- **--self-test** of the bundle (when built) and from source: median wall seconds; the bundle's baseline is the
+  source's.
+- **./test.sh**: minutes, from ``--test-minutes`` (time ``./test.sh`` yourself: ``/usr/bin/time -f %e ./test.sh``);
+  without the flag, the figure already in docs/benchmarks.md's table is carried over with its own date and load.
+  It is not measured here: the whole suite takes the machine for many minutes, and run_all is no part of ./test.sh.
+
+The table goes to stdout and into docs/benchmarks.md between ``<!-- budgets:start -->`` and ``<!-- budgets:end -->``
+(``--no-write``: stdout only). Exit 1 when a figure misses its budget by more than ``--slack`` (25 %): the load of
+a shared machine moves the absolute figures, so a miss within the slack is reported, not failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+DOC = ROOT / "docs" / "benchmarks.md"
+START, END = "<!-- budgets:start -->", "<!-- budgets:end -->"
+BUNDLE = ROOT / "dist" / "attention-playground"
+BUNDLE_TARGET_MIB = 600.0
+SELF_TEST_TARGET_S = 3.0
+TEST_TARGET_MIN = 30.0
+"""./test.sh on the 2-core machine (ruff, mypy, lint-imports and the whole suite). CI allows a run 90 minutes."""
+SLACK = 0.25
+SECTIONS = ("edits", "launch", "bundle", "self-test", "test")
+HEADER = ("figure", "value", "target", "ratio to baseline", "load", "date", "status")
+
+
+@dataclass
+class Row:
+    """One line of the table. ``over``: by how much the figure misses its budget (0.0 when met; a fraction of the
+    target: 0.3 is 30 % over), None when nothing was measured."""
+
+    figure: str
+    value: str
+    target: str
+    ratio: str = "—"
+    load: str = "—"
+    date: str = ""
+    over: float | None = 0.0
+
+    @property
+    def status(self) -> str:
+        if self.over is None:
+            return "—"
+        if self.over <= 0.0:
+            return "OK"
+        return f"missed by {self.over:.0%}"
+
+    def cells(self) -> tuple[str, ...]:
+        return (self.figure, self.value, self.target, self.ratio, self.load, self.date, self.status)
+
+
+def today() -> str:
+    return dt.date.today().isoformat()
+
+
+def load_now() -> str:
+    return f"{os.getloadavg()[0]:.2f}"
+
+
+def over(value: float, target: float) -> float:
+    """How far ``value`` is past ``target`` (an upper bound), as a fraction of it; 0.0 when within."""
+    return max(0.0, value / target - 1.0)
+
+
+# ---------------------------------------------------------------- measuring
+def edit_rows(edits: int) -> list[Row]:
+    import bench_gui_edit as bench
+
+    if not hasattr(bench, "measure_edits"):
+        return [Row("edit → views repainted", "not measured", "median < 8 ms", over=None,
+                    date=today(), load=load_now())]
+    figures = bench.measure_edits(edits)
+    median_t, p95_t = getattr(bench, "TARGET_MEDIAN_MS", 8.0), getattr(bench, "TARGET_P95_MS", 16.0)
+    ratio_t = getattr(bench, "TARGET_RATIO", 1.4)
+    rows = []
+    for size, f in figures.items():
+        miss = max(over(f["median"], median_t), over(f["p95"], p95_t), over(f["ratio"], ratio_t))
+        rows.append(Row(f"edit → views repainted, {size}", f"median {f['median']:.2f} ms, p95 {f['p95']:.2f} ms",
+                        f"median < {median_t:g} ms, p95 < {p95_t:g} ms, ratio ≤ {ratio_t:g}",
+                        f"{f['ratio']:.2f} (floor {f['floor_median']:.2f} ms)", f"{f['load']:.2f}", today(), miss))
+    return rows
+
+
+def launch_rows(runs: int) -> list[Row]:
+    import bench_gui_edit as bench
+
+    f = bench.measure_launch(runs)
+    median, ratio = float(f["median"]), float(f["ratio"])
+    target_s, target_ratio = bench.TARGET_LAUNCH_S, bench.TARGET_LAUNCH_RATIO
+    return [Row("launch → window shown", f"median {median:.3f} s", f"< {target_s:g} s, ratio ≤ {target_ratio:g}",
+                f"{ratio:.2f} (bare window {float(f['bare_median']):.3f} s; CPU {float(f['cpu_ratio']):.2f})",
+                f"{float(f['load']):.2f}", today(),
+                max(over(median, target_s), over(ratio, target_ratio)))]
+
+
+def folder_mib(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) / 2**20
+
+
+def bundle_rows(bundle: Path = BUNDLE) -> list[Row]:
+    if not (bundle / "attention-playground").is_file():
+        return [Row("bundle size (onedir)", "not built", f"< {BUNDLE_TARGET_MIB:g} MiB", over=None)]
+    mib = folder_mib(bundle)
+    built = dt.date.fromtimestamp((bundle / "attention-playground").stat().st_mtime).isoformat()
+    return [Row("bundle size (onedir)", f"{mib:.0f} MiB", f"< {BUNDLE_TARGET_MIB:g} MiB", date=built,
+                over=over(mib, BUNDLE_TARGET_MIB))]
+
+
+def wall(cmd: list[str], timeout: float = 300) -> float:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    return seconds
+
+
+def self_test_rows(runs: int, bundle: Path = BUNDLE) -> list[Row]:
+    """The source's and (when built) the bundle's --self-test, alternating, ``runs`` each after one warm-up."""
+    exe = bundle / "attention-playground"
+    sides = {"source": [sys.executable, "-m", "app", "--self-test"]}
+    if exe.is_file():
+        sides["bundle"] = [str(exe), "--self-test"]
+    load = load_now()
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    with tempfile.TemporaryDirectory(prefix="run-all-self-test-") as tmp:
+        for n in range(runs + 1):
+            for side, cmd in sides.items():
+                seconds = wall(cmd + [str(Path(tmp) / f"{side}-{n}")])
+                if n:  # the first of each: a warm-up (the disk cache)
+                    times[side].append(seconds)
+    source = statistics.median(times["source"])
+    rows = [Row("--self-test (source)", f"median {source:.2f} s", f"< {SELF_TEST_TARGET_S:g} s", load=load,
+                date=today(), over=over(source, SELF_TEST_TARGET_S))]
+    if "bundle" in times:
+        bundled = statistics.median(times["bundle"])
+        rows.insert(0, Row("--self-test (bundle)", f"median {bundled:.2f} s", f"< {SELF_TEST_TARGET_S:g} s",
+                           f"{bundled / source:.2f} (source {source:.2f} s)", load, today(),
+                           over(bundled, SELF_TEST_TARGET_S)))
+    else:
+        rows.insert(0, Row("--self-test (bundle)", "not built", f"< {SELF_TEST_TARGET_S:g} s", over=None))
+    return rows
+
+
+def test_rows(minutes: float | None, previous: dict[str, Row]) -> list[Row]:
+    name = "./test.sh (whole suite)"
+    target = f"< {TEST_TARGET_MIN:g} min"
+    if minutes is not None:
+        return [Row(name, f"{minutes:.1f} min", target, load=load_now(), date=today(),
+                    over=over(minutes, TEST_TARGET_MIN))]
+    if name in previous:  # carried over from the last table, with its own date and load
+        old = previous[name]
+        value = re.match(r"([\d.]+) min", old.value)
+        return [Row(name, old.value, target, old.ratio, old.load, old.date,
+                    over(float(value.group(1)), TEST_TARGET_MIN) if value else None)]
+    return [Row(name, "not given (--test-minutes)", target, over=None)]
+
+
+# ---------------------------------------------------------------- the table
+def render_table(rows: list[Row]) -> str:
+    """The rows as a Markdown table."""
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row.cells()) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def parse_table(text: str) -> dict[str, Row]:
+    """The rows of the table between the markers in ``text`` (a document), by figure; {} when there is none."""
+    if START not in text or END not in text:
+        return {}
+    rows = {}
+    for line in text.split(START, 1)[1].split(END, 1)[0].splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if len(cells) != len(HEADER) or cells[0] == HEADER[0] or set(cells[0]) <= {"-"}:
+            continue
+        rows[cells[0]] = Row(*cells[:6])
+    return rows
+
+
+def write_table(doc: Path, table: str, when: str | None = None) -> None:
+    """Put ``table`` between the markers of ``doc`` (the text around them kept); a document without the markers
+    gets a "Budgets" section with them at its end."""
+    text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
+    stamp = f"Measured {when or today()} by `benchmarks/run_all.py`."
+    block = f"{START}\n{stamp}\n\n{table}\n{END}"
+    if START in text and END in text and text.index(START) < text.index(END):
+        head, rest = text.split(START, 1)
+        text = head + block + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + "## Budgets\n\n" + block + "\n"
+    doc.write_text(text, encoding="utf-8")
+
+
+def missed(rows: list[Row], slack: float = SLACK) -> list[Row]:
+    """The rows whose figure misses its budget by more than ``slack``."""
+    return [r for r in rows if r.over is not None and r.over > slack]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--test-minutes", type=float, default=None,
+                    help="./test.sh's wall time in minutes (else the figure in docs/benchmarks.md is carried over)")
+    ap.add_argument("--skip", nargs="+", choices=SECTIONS, default=[], help="leave these rows out")
+    ap.add_argument("--edits", type=int, default=200, help="edits per size (bench_gui_edit.measure_edits)")
+    ap.add_argument("--launch-runs", type=int, default=5)
+    ap.add_argument("--self-test-runs", type=int, default=3)
+    ap.add_argument("--slack", type=float, default=SLACK, help="exit 1 when a budget is missed by more than this")
+    ap.add_argument("--doc", type=Path, default=DOC)
+    ap.add_argument("--no-write", action="store_true", help="print the table only")
+    args = ap.parse_args(argv)
+
+    previous = parse_table(args.doc.read_text(encoding="utf-8")) if args.doc.is_file() else {}
+    rows: list[Row] = []
+    if "edits" not in args.skip:
+        rows += edit_rows(args.edits)
+    if "launch" not in args.skip:
+        rows += launch_rows(args.launch_runs)
+    if "bundle" not in args.skip:
+        rows += bundle_rows()
+    if "self-test" not in args.skip:
+        rows += self_test_rows(args.self_test_runs)
+    if "test" not in args.skip:
+        rows += test_rows(args.test_minutes, previous)
+    table = render_table(rows)
+    print(table)
+    if not args.no_write:
+        write_table(args.doc, table)
+        print(f"\nwritten into {args.doc}")
+    bad = missed(rows, args.slack)
+    for row in bad:
+        print(f"over budget by more than {args.slack:.0%}: {row.figure}: {row.value} (target {row.target})",
+              file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Launch (issue 25): the first frame imports and builds only what it shows. The other tabs' hosts, the views
+behind Steps and the Learn wiring are made on first use, and every name scripts and tests use still works."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FIRST_FRAME = """
+import os, sys
+from PySide6.QtCore import QSettings
+from app.shell.gui import make_application
+from app import create_main_window
+app = make_application()
+settings = QSettings(sys.argv[1], QSettings.Format.IniFormat)
+settings.setValue("learn/offer_dismissed", "true")
+w = create_main_window(settings=settings)
+w.show()
+heavy = ["torch", "PIL", "imageio_ffmpeg", "pyqtgraph.opengl", "superqt", "app.learn.qt.dock",
+         "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.inspect.qt.host",
+         "app.playground.qt.multihead_view", "app.vectors.qt.view", "app.surface.qt.view", "app.flow.qt.view"]
+print("loaded", [m for m in heavy if m in sys.modules])  # the Learn wiring comes 150 ms after the first frame
+app.processEvents()
+print("tabs", [w.tabs.tabText(i) for i in range(w.tabs.count())])
+print("views", [w.tab.view_tabs.tabText(i) for i in range(w.tab.view_tabs.count())])
+os._exit(0)
+"""
+
+
+def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", FIRST_FRAME, str(tmp_path / "s.ini")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    assert out["loaded"] == "[]"
+    assert out["tabs"] == "['Playground', 'Training', 'Experiments', 'Lab', 'Model']"
+    assert out["views"] == "['Steps', 'Multi-head', 'Vectors', '3D', 'Flow']"
+
+
+def test_hosts_and_views_are_made_on_first_use_in_their_places(window, qtbot):
+    from app.training.model.session import TrainingSession
+
+    hosts = window.hosts
+    assert hosts.hosts == {}  # nothing made by building the window
+    assert isinstance(window.training, TrainingSession)  # scripts' name: makes the host
+    assert set(hosts.hosts) == {"training"} and window.training_host.model is window.training
+    assert window.tabs.tabText(1) == "Training" and window.training_host.built is None
+    window.tabs.setCurrentIndex(3)  # the Lab's placeholder: its host, then its tab
+    qtbot.waitUntil(lambda: "lab" in hosts.hosts and hosts.hosts["lab"]._tab is not None, timeout=10000)
+    assert window.tabs.currentIndex() == 3 and window.tabs.tabText(3) == "Lab"
+    assert window.tabs.currentWidget() is window.lab.tab
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
+        "Playground", "Training", "Experiments", "Lab", "Model"]
+
+    tab = window.tab
+    assert not tab.is_built("multihead") and not tab.is_built("flow")
+    seen = []
+    tab.when_built("flow", seen.append)
+    tab.view_tabs.setCurrentIndex(4)  # Flow's placeholder: the view is built in its place and shown
+    assert tab.is_built("flow") and seen == [tab.flow] and tab.view_tabs.currentWidget() is tab.flow
+    assert window.multihead is tab.multihead and tab.view_tabs.indexOf(tab.multihead) == 1
+    window.set_theme("dark")
+    assert tab._dark and not tab.is_built("surface")
+    tab.view_tabs.setCurrentIndex(0)
+
+
+def test_the_learn_wiring_is_there_with_the_offer_or_right_after_the_first_frame(window, qtbot):
+    # fresh settings: the offer shows in the first frame, so the Learn wiring came with the window
+    assert window._learn is not None and window.learn.offer.isVisible()
+    assert any(a.text() == "&Lessons" for a in window.menuBar().actions()[-1].menu().actions())

@@ -1,0 +1,69 @@
+"""benchmarks/run_all.py's table: rendered, written between the markers of a document (the text around kept),
+read back, and the budget check; nothing is measured here."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_run_all():
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "benchmarks" / "run_all.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_all"] = module  # its dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_table_is_written_between_the_markers_and_read_back(tmp_path):
+    ra = load_run_all()
+    rows = [ra.Row("launch → window shown", "median 0.812 s", "< 1 s, ratio ≤ 1.3", "1.21 (bare window 0.671 s)",
+                   "0.45", "2026-11-25", 0.0),
+            ra.Row("bundle size (onedir)", "640 MiB", "< 600 MiB", date="2026-11-25", over=ra.over(640, 600)),
+            ra.Row("./test.sh (whole suite)", "12.5 min", "< 30 min", load="1.10", date="2026-11-24"),
+            ra.Row("--self-test (bundle)", "not built", "< 3 s", over=None)]
+    table = ra.render_table(rows)
+    assert table.splitlines()[0].startswith("| figure | value | target | ratio to baseline | load | date | status")
+    assert "| missed by 7% |" in table and "| OK |" in table and table.splitlines()[-1].endswith("| — |")
+
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(f"# Benchmarks\n\nbefore\n\n{ra.START}\nold table\n{ra.END}\n\nafter\n", encoding="utf-8")
+    ra.write_table(doc, table, when="2026-11-25")
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("# Benchmarks\n\nbefore\n\n") and text.endswith("\n\nafter\n")
+    assert "old table" not in text and text.count(ra.START) == 1 and text.count(ra.END) == 1
+    assert "Measured 2026-11-25 by `benchmarks/run_all.py`." in text
+
+    back = ra.parse_table(text)
+    assert list(back) == [r.figure for r in rows]
+    assert back["./test.sh (whole suite)"].value == "12.5 min" and back["./test.sh (whole suite)"].date == "2026-11-24"
+
+    # without --test-minutes, the recorded ./test.sh figure is carried over with its date and load
+    carried = ra.test_rows(None, back)[0]
+    assert (carried.value, carried.date, carried.load, carried.over) == ("12.5 min", "2026-11-24", "1.10", 0.0)
+    assert ra.test_rows(None, {})[0].over is None
+
+    # written again: replaced, not added
+    ra.write_table(doc, ra.render_table(rows[:1]))
+    assert len(ra.parse_table(doc.read_text(encoding="utf-8"))) == 1
+
+
+def test_a_document_without_markers_gets_a_budgets_section(tmp_path):
+    ra = load_run_all()
+    doc = tmp_path / "b.md"
+    doc.write_text("# Benchmarks\n", encoding="utf-8")
+    ra.write_table(doc, ra.render_table([ra.Row("x", "1 s", "< 2 s")]))
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("# Benchmarks\n\n## Budgets\n\n" + ra.START) and text.rstrip().endswith(ra.END)
+
+
+def test_only_a_miss_beyond_the_slack_fails():
+    ra = load_run_all()
+    rows = [ra.Row("a", "", "", over=ra.over(1.2, 1.0)), ra.Row("b", "", "", over=ra.over(1.3, 1.0)),
+            ra.Row("c", "", "", over=None), ra.Row("d", "", "", over=0.0)]
+    assert [r.figure for r in ra.missed(rows)] == ["b"]
+    assert [r.figure for r in ra.missed(rows, slack=0.1)] == ["a", "b"]
+    assert ra.bundle_rows(Path("/nonexistent"))[0].value == "not built"
