@@ -46,7 +46,7 @@ START, END = "<!-- budgets:start -->", "<!-- budgets:end -->"
 BUNDLE = ROOT / "dist" / "attention-playground"
 BUNDLE_TARGET_MIB = 600.0
 SELF_TEST_TARGET_S = 3.0
-TEST_TARGET_MIN = 30.0
+TEST_TARGET_MIN = 10.0  # issue 25: ./test.sh on a fresh clone of this machine kind, after set-up
 """./test.sh on the 2-core machine (ruff, mypy, lint-imports and the whole suite). CI allows a run 90 minutes."""
 SLACK = 0.25
 SECTIONS = ("edits", "launch", "bundle", "self-test", "test")

@@ -165,7 +165,14 @@ def _hidden_files(work: Path) -> list[str]:
     return [str(p.relative_to(work)) for p in work.rglob(".*") if not any(s in p.parents or s == p for s in skip)]
 
 
+INTERPRETER_START = "Fatal Python error: init_import_site"
+"""CPython's own abort when a signal lands while the interpreter itself starts (importing ``site``), before one line of
+the app runs: nothing the app can handle (a bundle has no ``site`` step). Such a child must still leave no file."""
+
+
 def _judge(cmd: Command, code: int, sig: int | None, err: str, work: Path) -> list[str]:
+    if sig is not None and code == 1 and err.lstrip().startswith(INTERPRETER_START):
+        return [f"left {name}" for name in _hidden_files(work)] + [p for p in cmd.check(work) if p]
     problems = [f"printed {word!r}" for word in BAD_WORDS if word in err]
     lines = [ln for ln in err.splitlines() if ln.strip()]
     if code == 0 and cmd.ends:

@@ -39,3 +39,12 @@ def test_a_wrong_cell_of_the_grid_is_marked_wrong(window, qtbot):
     worst = int(np.argmin(w[1]))
     learn.panel.cell_grid.buttons[(1, worst)].click()
     assert not run.feedback[3].correct and "Not quite" in learn.panel.feedback.text()
+
+
+def test_the_grid_follows_the_tokens_when_they_change_under_the_question(window, qtbot):
+    """Found by the currency oracle: a key added or removed while the question was open left the grid's old cells."""
+    learn, run = _open(window, 3)
+    window.dim_spins["Lk"].setValue(window.dim_spins["Lk"].value() + 1)
+    grid = learn.panel.cell_grid
+    assert grid is not None and grid.col_names() == list(window.playground.key_tokens)
+    assert len(grid.buttons) == len(window.playground.query_tokens) * len(window.playground.key_tokens)

@@ -108,3 +108,13 @@ def test_public_automation_surface(qapp):
     finally:
         w.confirm_on_close = False
         w.close()
+
+
+def test_a_refusal_goes_once_the_state_changes_by_undo_too(window):
+    """Found by the currency oracle: a refused edit's message stayed after Undo changed the state it was about."""
+    window.load_preset("cat-sat-mat")
+    window.edits.set_cell("X", 0, 0, 2.0)
+    assert window.edits.apply("bad", lambda m: m.set_dim("d_model", 0)) is False  # refused with its reason
+    assert window.error_label.isVisibleTo(window) and window.error_label.text().startswith("⚠")
+    window.undo_action.trigger()  # the edit before is undone: the state the refusal was about is gone
+    assert not window.error_label.isVisibleTo(window)

@@ -42,8 +42,11 @@ from app.widgets.heatmap.view import HeatmapWidget
 HEATMAP_TYPES = (HeatmapWidget,)
 
 NOTES = re.compile(r"^scene\.text:(⚠ ra.*|shared ①.*|fixed 0.*|±\S+|0…1) ?$")  # whole or shortened to fit
-"""A colour bar's note says what the last edit did to the range (an event, by design until the next edit): its
-bound is compared through the map's levels instead."""
+"""A colour bar's note says what the last edit did to the range (an event, by design until the next edit) and is
+shortened or left out to fit the bar: the range itself is compared through the map's levels instead."""
+
+LAYOUT = re.compile(r" · too small for numbers: hover a cell")
+"""Words that follow the map's size in pixels (a matter of layout, like thinned tick labels), not the state."""
 
 TIMING = [
     (re.compile(r"ETA[^·|\n]*"), "ETA ‹t›"),
@@ -195,7 +198,9 @@ def harvest(root: QWidget, skip: Iterable[QWidget] = ()) -> Counter[str]:
         if not _shown(w, root) or any(s is w or s.isAncestorOf(w) for s in skipped):
             continue
         for text in widget_texts(w):
-            out[NOTES.sub("scene.text:‹colour-bar note›", untimed(text))] += 1
+            text = LAYOUT.sub("", untimed(text))
+            if not NOTES.match(text):
+                out[text] += 1
     return out
 
 

@@ -246,6 +246,7 @@ def restore_playground(ref, live) -> None:
         if live.learn.dock.isFloating():
             ref.learn.dock.setGeometry(live.learn.dock.geometry())
         ref.learn.dock.setVisible(live.learn.dock.isVisible())
+        wait_events(0.1)  # the lesson shows its step's view (built on first use): before the live window's view is set
     ref.playground.restore(live.playground.snapshot())
     ref.tabs.setCurrentIndex(live.tabs.currentIndex())
     ref.view_tabs.setCurrentIndex(live.view_tabs.currentIndex())
@@ -331,6 +332,11 @@ def leaks(live) -> list[str]:
 
 def check(live, ref, counts: dict[str, int], found: list[str], step: int) -> None:
     wait_events(0.35)  # what the app does a moment later (a throttled redraw) is not stale
+    run = live.learn.run
+    if run is not None and run.kind == "do" and run.done and live.learn.panel.auto_advance:
+        from app.learn.qt.panel import AUTO_ADVANCE_MS
+
+        wait_events(AUTO_ADVANCE_MS / 1000 + 0.2)  # a reached do step moves on by itself: let it
     shown = leaks(live)
     if shown:
         found.append(f"after action {step}: covered numbers are shown: {shown[:3]!r} (covered "

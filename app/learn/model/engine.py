@@ -279,10 +279,10 @@ class LessonRun:
     def _broken_premises(self) -> list[tuple[int, dict[str, Any]]]:
         return goals.broken(self.lesson.steps, self.index, self.model, self._baselines)
 
-    def _on_model(self, *changed: object) -> None:
+    def _on_model(self, *args: object) -> None:
         if self._busy:
             return
-        self.message = "" if changed else self.message  # a change (not show_me's own call): a refusal was about then
+        self.message = "" if args else self.message  # a change (not show_me's own call): a refusal was about then
         self.events.numbers.emit()
         broken = self._broken_premises()
         changed = broken != self._broken

@@ -212,11 +212,7 @@ class LearnPanel(QWidget):
 
     @staticmethod
     def _kind_words(run: LessonRun) -> str:
-        if run.kind == "look":
-            return "look"
-        if run.kind == "do":
-            return "your turn: do it (or press Show me)"
-        return "predict, then see"
+        return {"look": "look", "do": "your turn: do it (or press Show me)"}.get(run.kind, "predict, then see")
 
     def _show_text(self) -> None:
         """The step's text and its feedback, as the run says them for the numbers now."""
@@ -231,6 +227,11 @@ class LearnPanel(QWidget):
         run, self._refused, was = self.run, False, self._refused
         if run is not None and (was or (run.kind == "do" and not run.done)):
             self.feedback.setText(run.message if run.kind == "do" and not run.done else "")
+        g, m = self.cell_grid, run.model if run is not None and run.kind == "predict" else None
+        if g is not None and m is not None and (g.row_names(), g.col_names()) != (list(m.query_tokens),
+                                                                                  list(m.key_tokens)):
+            self._clear_inputs()  # the learner's tokens changed under the question: its grid follows them
+            self._build_inputs(run.step["ask"])  # type: ignore[union-attr]
 
     def _refuse(self, text: str) -> None:  # why a move or an answer is refused, under the step
         self.feedback.setStyleSheet(f"color: {colors_for(self.dark).bad};")
@@ -309,8 +310,7 @@ class LearnPanel(QWidget):
         name = rows[row] if row is not None and 0 <= row < len(rows) else str(ask["row"])
         hint = QLabel(f"Click the cell of row '{name}' in this grid of the {ask['map']} map (the map itself stays "
                       "covered until you answer):")
-        hint.setWordWrap(True)
-        self.inputs_box.addWidget(hint)
+        hint.setWordWrap(True), self.inputs_box.addWidget(hint)
         self.cell_grid = CellGrid(rows, cols, lambda i, j: self.answer((i, j)), highlight_row=row)
         self.inputs_box.addWidget(self.cell_grid)
 

@@ -85,6 +85,7 @@ class InputsPanel(QWidget):
         edits.refused.connect(self.show_error)
         edits.accepted.connect(self.clear_error)
         ev = model.events
+        ev.changed.connect(self.clear_error)  # undo, redo, a lesson: the refusal was about the state before
         for event in (ev.mode, ev.dims, ev.tokens, ev.heads):
             event.connect(self.show_state)
         ev.result.connect(self._draw_derived)

@@ -142,20 +142,18 @@ class SurfaceView(RedrawWhenShown, QWidget):
     # ------------------------------------------------------------------ drawing
     def redraw(self) -> None:
         withheld = self.concealment.withheld_message(self.step)
-        if withheld:  # a lesson's question covers this map: no heights, no numbers, until it is answered
-            self._stale, self.surface = False, None
+        self.surface = None if withheld else surface_of(self.model, self.step)
+        if withheld and not self.problem:  # a lesson's question covers this map: no heights, no numbers
             self.message.setText(f"{withheld}. The other steps can be shown meanwhile.")
             self.message.show()
             self.note.hide()
             if self.gl is not None:
                 self.gl.hide()
-            return
-        self.surface = surface_of(self.model, self.step)
         if not self.isVisible():  # OpenGL only once the tab is shown (never at start-up, never for a script)
             self._stale = True
             return
         self._stale = False
-        if not self.ensure_gl():
+        if not self.ensure_gl() or withheld:  # no OpenGL here: that is what the tab says, covered or not
             return
         self.message.hide()  # a cover lifted
         self.gl.show()

@@ -23,6 +23,7 @@ MIN_TICK_PT = 7.0  # key labels shrink down to this size in narrow maps before a
 LABEL_GROWTH = 0.1
 """Points of token label per pixel of cell height once cells outgrow the axes' font: ~30 pt labels beside the
 ~50 pt numbers of a 3 × 3 map alone on a 1920 × 1080 projector."""
+ROOM_SHARE = 0.8  # about the share of a map's height its cells get (the rest: title, key labels, margins)
 QUERY_SHARE = 0.25  # query labels grown with the cells take at most this share of the map's width
 
 
@@ -47,11 +48,13 @@ def _shrunk(font: QFont, pt: float, texts: Sequence[str], room: float, floor: fl
 
 
 def update_ticks(plot: Any, rows: Sequence[str], cols: Sequence[str], row_sums: bool, scale: float,
-                 pts: tuple[float, float] | None) -> tuple[float, float, int]:
+                 pts: tuple[float, float] | None, room: float | None = None) -> tuple[float, float, int]:
     """Set the left, bottom and right axes' ticks (and the axis titles' size) for the plot's current size.
 
     ``scale``: the zoom (the map's font over the theme's); ``pts``: the key and query label sizes set last time
-    (fonts are only set again when they change). Returns the key and query label point sizes now in use and the
+    (fonts are only set again when they change); ``room``: the whole map's height in px, which the label size
+    follows (not the plot's, which the labels themselves shrink: bigger labels, smaller plot, smaller labels … never
+    settled). Returns the key and query label point sizes now in use and the
     stride of the query labels (every n-th row labelled).
     """
     axis_font = plot.getAxis("left").font()  # what the axes paint with when given no font of their own
@@ -61,7 +64,7 @@ def update_ticks(plot: Any, rows: Sequence[str], cols: Sequence[str], row_sums: 
     height = max(vb.height(), 60.0)
     per_col = width / max(len(cols), 1)
     per_row = height / max(len(rows), 1)
-    want = label_pt(per_row, base_pt, scale)
+    want = label_pt(ROOM_SHARE * room / max(len(rows), 1) if room else per_row, base_pt, scale)
     # narrow cells: a smaller key font (down to MIN_TICK_PT) before shortening or skipping any label
     col_pt = _shrunk(axis_font, want, [elide(c) for c in cols], per_col, MIN_TICK_PT)
     col_fm = font_at(axis_font, col_pt)[1]

@@ -311,7 +311,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
     # ---------------------------------------------------------------- ticks
     def _update_ticks(self) -> None:
         *pts, self._stride_r = update_ticks(self.plot, self._row_labels, self._col_labels, self._row_sums,
-                                            self.overlay.text_scale, self._tick_pts)
+                                            self.overlay.text_scale, self._tick_pts, self.graphics.height())
         self._tick_pts = (pts[0], pts[1])
 
     def _update_row_sums(self) -> None:
