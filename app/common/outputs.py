@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +23,20 @@ RUN_FILES = ("model.safetensors", "config.json", "history.csv", "summary.csv")
 
 
 def cannot_write(folder: Path) -> str:
-    """Why nothing can be written in ``folder`` ("" when something can): a temporary file is created and removed."""
+    """Why nothing can be written in ``folder`` ("" when something can): a temporary file is created and removed,
+    with Ctrl+C and SIGTERM held back meanwhile (a signal between the two left the file behind)."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    block = hasattr(signal, "pthread_sigmask")
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        return _try_a_file(folder)
+    finally:
+        if block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def _try_a_file(folder: Path) -> str:
     try:
         fd, name = tempfile.mkstemp(prefix=".attention-playground-check-", dir=folder)
     except OSError as exc:
