@@ -263,6 +263,9 @@ def playground_texts(w):
     skip: list[QWidget] = [w.statusBar()]  # its message is what happened last (an event), not a state
     if w.learn.built and w.learn.panel._refused:  # the answer to a refused move, until the numbers change
         skip.append(w.learn.panel.feedback)
+    # the window's refusal lines (objectName "errorLabel") answer the last refused input, until the state changes:
+    # that they go is tested where they are made (tests/playground/test_playground_current.py, …)
+    skip += [lab for lab in w.findChildren(QWidget, "errorLabel")]
     return harvest(w, skip=skip)
 
 
