@@ -65,12 +65,8 @@ def context_comments(title: str, context: ExportContext | str | None = None) -> 
     if context is None:
         return lines
     c = context
-    if c.preset is not None:
-        lines.append(f"# preset: {plain_title(c.preset)}")
-    if c.mode is not None:
-        lines.append(f"# mode: {plain_title(c.mode)}")
-    if c.mask is not None:
-        lines.append(f"# mask: {plain_title(c.mask)}")
+    lines += [f"# {key}: {plain_title(value)}" for key, value in (("preset", c.preset), ("mode", c.mode),
+                                                                   ("mask", c.mask)) if value is not None]
     if c.scale is not None:
         lines.append(f"# scale: {float(c.scale)!r} ({scale_text(c.scale, c.d_k)})")
     if c.task is not None:
