@@ -29,10 +29,8 @@ import datetime as dt
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,18 +133,10 @@ def bundle_rows(bundle: Path = BUNDLE) -> list[Row]:
                 over=over(mib, BUNDLE_TARGET_MIB))]
 
 
-def wall(cmd: list[str], timeout: float = 300) -> float:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
-    return seconds
-
-
 def self_test_rows(runs: int, bundle: Path = BUNDLE) -> list[Row]:
     """The source's and (when built) the bundle's --self-test, alternating, ``runs`` each after one warm-up."""
+    import bench_bundle  # its wall-clock runner: the one the bundle's start-up figures use
+
     exe = bundle / "attention-playground"
     sides = {"source": [sys.executable, "-m", "app", "--self-test"]}
     if exe.is_file():
@@ -156,7 +146,7 @@ def self_test_rows(runs: int, bundle: Path = BUNDLE) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="run-all-self-test-") as tmp:
         for n in range(runs + 1):
             for side, cmd in sides.items():
-                seconds = wall(cmd + [str(Path(tmp) / f"{side}-{n}")])
+                seconds = bench_bundle.wall(cmd + [str(Path(tmp) / f"{side}-{n}")])
                 if n:  # the first of each: a warm-up (the disk cache)
                     times[side].append(seconds)
     source = statistics.median(times["source"])
