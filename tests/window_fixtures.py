@@ -10,6 +10,22 @@ from app.widgets.qt_compat import protect_singletons
 protect_singletons()  # shiboken6 6.12.0 on Python 3.11 drops references to None; see app/widgets/qt_compat.py
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item):
+    """Close the widgets a test gave ``qtbot.addWidget`` before pytest-qt lets Qt process events at teardown.
+
+    qtbot holds them by weak reference. A widget the test no longer references can be garbage in a reference
+    cycle, not yet collected and still shown: Qt then paints it, and when Python's cyclic collector runs during
+    that paint it destroys the widget in the middle of it ("QPaintDevice: Cannot destroy paint device that is being
+    painted", then a segfault in the next test's repaint; seen after a change of heatmap internals moved when the
+    collector ran). Closed first, it is never painted again."""
+    for ref, _before_close in getattr(item, "qt_widgets", []):
+        widget = ref()
+        if widget is not None:
+            widget.close()
+    return (yield)
+
+
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

@@ -8,7 +8,8 @@ Qt-free evented model:
   (``app/widgets/tab_host.py``'s ``DeferredHosts``): the tab bar shows their titles from the first frame, and the
   host (its module, its model) is made when its tab is chosen or ``self.training`` (the ``TrainingSession``),
   ``self.training_host``, ``self.experiments``, ``self.lab`` or ``self.inspect`` is first read.
-- ``self.learn`` (the Learn dock's wiring, Help → Lessons): with the window while its offer shows, else after it.
+- ``self.learn`` (the Learn dock's wiring, Help → Lessons): right after the first frame; the first-launch offer
+  (``self.learn_offer``) is up with the first frame and handed to it.
 
 Nothing the first frame does not show is imported or built before it (``bench_gui_edit.py --launch`` measures it
 against a bare pyqtgraph window): no torch; GPUs are listed in the background after it shows
@@ -35,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from app.common.resources import resource_path
 from app.common.version import __version__
+from app.learn.qt.offer import LessonOffer, show_first_launch_offer
 from app.playground.model.concealment import Concealment
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.session_file import SessionError, load_session, save_session
@@ -44,6 +46,7 @@ from app.shell import presentation
 from app.shell.hosts import HostAttributes, add_hosts
 from app.shell.playground_tab import PlaygroundTab
 from app.widgets import screen_fit
+from app.widgets.frame import after_first_paint
 from app.widgets.qt_compat import protect_singletons
 from app.widgets.settings import THEMES, Settings, dialog_dir, remember_dialog_path, use_for_dialogs
 from app.widgets.theme import ThemeController
@@ -52,10 +55,6 @@ from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 if TYPE_CHECKING:
     from app.learn.qt.dock import Learn
     from app.training.qt.panel import TrainingPanel
-
-LEARN_OFFER_KEY = "learn/offer_dismissed"
-"""``app.learn.qt.dock.OFFER_KEY``: while the first-launch offer is not dismissed, the first frame shows it, so the
-Learn wiring is installed with the window; else right after the first frame."""
 
 HELP_TEXT = (
     "• Edit a cell: type a number, Enter or Tab. Ctrl+drag or Ctrl+↑/↓ scrubs a value.\n"
@@ -93,6 +92,7 @@ class MainWindow(HostAttributes, QMainWindow):
         self.tabs = QTabWidget()
         self.setCentralWidget(self.tabs)
         self.theme = ThemeController(self, self.settings.theme)
+        self.theme.set_choice(self.settings.theme)  # before the widgets: on a built window it re-polishes them all
         self._build_tabs()
         self.tabs.currentChanged.connect(self._show_status)
         # the widgets tests and scripts reach for, by their old names
@@ -114,8 +114,8 @@ class MainWindow(HostAttributes, QMainWindow):
         self.theme.changed.connect(self._push_theme)
         self.set_theme(self.settings.theme, save=False)
         self._show_status()
-        if str(self.settings.q.value(LEARN_OFFER_KEY, "false")).lower() not in ("true", "1", "yes"):
-            self.learn  # noqa: B018 (built now: the first frame shows its offer in the status bar)
+        # the first frame shows the first-launch offer; the Learn dock behind it comes right after (showEvent)
+        self.learn_offer: LessonOffer | None = show_first_launch_offer(self)
 
     # ================================================================== tabs
     def _build_tabs(self) -> None:
@@ -364,7 +364,8 @@ class MainWindow(HostAttributes, QMainWindow):
         super().showEvent(event)
         if not self._shown_once:
             self._shown_once = True
-            QTimer.singleShot(150, lambda: self._closed or self.learn)  # Learn menu entries, first-launch offer
+            # the Learn menu entries and dock (the first-launch offer is up already): once the first frame is shown
+            after_first_paint(self.tabs, lambda: self._closed or self.learn, 150)
             # after the first paint settles: listing GPUs imports torch (~2.5 s), in the background
             QTimer.singleShot(1000, self._start_device_detection)
 

@@ -57,3 +57,34 @@ class RedrawWhenShown:
         if self._stale:
             self.redraw()  # type: ignore[attr-defined]
         super().showEvent(event)  # type: ignore[misc]
+
+
+class _FirstPaint(QObject):
+    def __init__(self, widget: Any, callback: Callable[[], object], delay_ms: int, fallback_ms: int) -> None:
+        super().__init__(widget)
+        self._callback, self._delay, self._widget = callback, delay_ms, widget
+        widget.installEventFilter(self)
+        QTimer.singleShot(fallback_ms, self, self._fire)  # never painted (a minimised window): soon anyway
+
+    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 (Qt API)
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.Paint:
+            self._fire()
+        return False
+
+    def _fire(self) -> None:
+        if self._callback is None:
+            return
+        self._widget.removeEventFilter(self)
+        QTimer.singleShot(self._delay, self._callback)
+        self._callback = None  # type: ignore[assignment]
+
+
+def after_first_paint(widget: Any, callback: Callable[[], object], delay_ms: int = 0, fallback_ms: int = 3000) -> None:
+    """Call ``callback`` ``delay_ms`` after ``widget`` is first painted (or after ``fallback_ms`` if it never is):
+    work the first frame does not show (issue 25: launch within 1.3 x a bare pyqtgraph window) waits until the frame
+    is on screen. A timer started before the window shows would instead run in the same turn of the event loop as
+    the first paint, and the frame would be on screen only once it is done; started from the paint, it runs in a
+    later turn."""
+    _FirstPaint(widget, callback, delay_ms, fallback_ms)

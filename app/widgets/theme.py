@@ -192,8 +192,9 @@ class ThemeController(QObject):
     def apply(self, dark: bool) -> None:
         self.dark = dark
         apply_to_application(dark)
-        if isinstance(QApplication.instance(), QApplication):
-            self.window.setStyleSheet(style_sheet(dark))
+        sheet = style_sheet(dark)
+        if isinstance(QApplication.instance(), QApplication) and self.window.styleSheet() != sheet:
+            self.window.setStyleSheet(sheet)  # (the same sheet again would still re-polish every widget)
         self.changed.emit(dark)
 
     def release(self) -> None:

@@ -20,7 +20,7 @@ settings = QSettings(sys.argv[1], QSettings.Format.IniFormat)
 settings.setValue("learn/offer_dismissed", "true")
 w = create_main_window(settings=settings)
 w.show()
-heavy = ["torch", "PIL", "imageio_ffmpeg", "pyqtgraph.opengl", "superqt", "app.learn.qt.dock",
+heavy = ["torch", "PIL", "imageio_ffmpeg", "pyqtgraph.opengl", "superqt", "app.learn.qt.dock", "app.learn.model.engine",
          "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.inspect.qt.host",
          "app.playground.qt.multihead_view", "app.vectors.qt.view", "app.surface.qt.view", "app.flow.qt.view"]
 print("loaded", [m for m in heavy if m in sys.modules])  # the Learn wiring comes 150 ms after the first frame
@@ -69,7 +69,28 @@ def test_hosts_and_views_are_made_on_first_use_in_their_places(window, qtbot):
     tab.view_tabs.setCurrentIndex(0)
 
 
-def test_the_learn_wiring_is_there_with_the_offer_or_right_after_the_first_frame(window, qtbot):
-    # fresh settings: the offer shows in the first frame, so the Learn wiring came with the window
-    assert window._learn is not None and window.learn.offer.isVisible()
+def test_the_first_launch_offer_is_in_the_first_frame_and_the_learn_wiring_right_after(window, qtbot):
+    # fresh settings: the first frame shows the offer, a light widget; the Learn dock's wiring (the lesson engine)
+    # is installed right after the first frame and takes the same offer over
+    offer = window.learn_offer
+    assert offer is not None and offer.isVisible() and "Take a guided lesson" in offer.take_button.text()
+    qtbot.waitUntil(lambda: window._learn is not None, timeout=5000)
+    assert window.learn.offer is offer and offer.isVisible()
     assert any(a.text() == "&Lessons" for a in window.menuBar().actions()[-1].menu().actions())
+
+
+def test_taking_the_offer_before_the_learn_wiring_installs_it(window, qtbot):
+    window.learn_offer.take_button.click()  # reading window.learn installs the wiring, then the dock opens
+    assert window._learn is not None and window.learn.dock.isVisible() and not window.learn_offer.isVisible()
+
+
+FIRST_LAUNCH = FIRST_FRAME.replace('settings.setValue("learn/offer_dismissed", "true")\n', "")
+
+
+def test_the_first_launch_frame_shows_the_offer_without_the_lessons(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", FIRST_LAUNCH, str(tmp_path / "s.ini")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    assert out["loaded"] == "[]"  # no app.learn.qt.dock (nor the lesson engine it imports) in the first frame

@@ -18,11 +18,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
-    QHBoxLayout,
-    QLabel,
     QMenu,
     QMessageBox,
-    QPushButton,
     QWidget,
 )
 
@@ -37,6 +34,7 @@ from app.learn.model.engine import (
 )
 from app.learn.model.library import LessonLibrary
 from app.learn.model.walk import dry_run
+from app.learn.qt.offer import OFFER_KEY, LessonOffer, install_offer, offer_dismissed
 from app.learn.qt.panel import Cover, LearnPanel, cover_widgets
 from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, Concealment
 from app.widgets.screen_fit import fit_to_screen
@@ -44,7 +42,6 @@ from app.widgets.screen_fit import fit_to_screen
 if TYPE_CHECKING:
     from app.widgets.window_api import WindowAPI
 
-OFFER_KEY = "learn/offer_dismissed"
 WIDE_SCREEN = 1600
 """The screen width from which the Learn dock opens by itself at first launch (below it, the offer alone)."""
 DOCK_ROOM = 1180
@@ -222,26 +219,17 @@ class Learn(QObject):
         return self._panel.run if self._panel is not None else None
 
     # ------------------------------------------------------------------ the dock and the offer
-    def _status_offer(self) -> QWidget:
-        box = QWidget()
-        h = QHBoxLayout(box)
-        h.setContentsMargins(0, 0, 0, 0)
-        label = QLabel("New here?")
-        self.take_button = QPushButton("Take a guided lesson")
-        self.never_button = QPushButton("Don't show again")
-        for b in (self.take_button, self.never_button):
-            b.setFlat(True)
-            b.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.take_button.setStyleSheet("text-decoration: underline;")
-        self.take_button.clicked.connect(self._take)
-        self.never_button.clicked.connect(self.dismiss_offer)
-        for w in (label, self.take_button, self.never_button):
-            h.addWidget(w)
-        box.hide()
-        self.window.statusBar().addPermanentWidget(box)
-        return box
+    def _status_offer(self) -> LessonOffer:
+        """The window's offer (``app.learn.qt.offer``: put up with the first frame) or, for a window without one,
+        a new one in its status bar; its buttons come here."""
+        offer = getattr(self.window, "learn_offer", None)
+        if not isinstance(offer, LessonOffer):
+            offer = install_offer(self.window.statusBar(), self.take_offer, self.dismiss_offer)
+        self.take_button, self.never_button = offer.take_button, offer.never_button
+        return offer
 
-    def _take(self) -> None:
+    def take_offer(self) -> None:
+        """"Take a guided lesson": the dock, without the offer."""
         self.offer.hide()
         self.show()
 
@@ -304,7 +292,7 @@ class Learn(QObject):
 
     @property
     def offer_dismissed(self) -> bool:
-        return str(self.window.settings.q.value(OFFER_KEY, "false")).lower() in ("true", "1", "yes")
+        return offer_dismissed(self.window.settings.q)
 
     def dismiss_offer(self) -> None:
         self.window.settings.q.setValue(OFFER_KEY, "true")

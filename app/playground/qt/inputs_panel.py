@@ -3,6 +3,8 @@ Q, K, V. Edits go through ``UndoableEdits``; every widget follows the model's ev
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
@@ -10,6 +12,7 @@ from app.playground.model.playground import PlaygroundModel
 from app.playground.model.state import MATRIX_SHAPES, MAX_DIM, MAX_TOKENS
 from app.playground.qt.commands import UndoableEdits
 from app.playground.qt.matrix_editor import MatrixEditor
+from app.widgets.frame import after_first_paint
 from app.widgets.heatmap.view import HeatmapWidget
 
 MODE_CHOICES = (("qkv", "self", "Q, K, V directly"),
@@ -18,6 +21,22 @@ MODE_CHOICES = (("qkv", "self", "Q, K, V directly"),
 DIM_TIPS = {"Lq": "number of queries (tokens asking)", "Lk": "number of keys/values (tokens answering)",
             "d_k": "width of queries and keys", "d_v": "width of values (and of the output)",
             "d_model": "width of the token vectors X"}
+
+
+class DerivedMaps(dict[str, HeatmapWidget]):
+    """The derived Q, K and V maps by name, built on first need: asking for one builds all three.
+
+    Why: they sit below the fold of the left column, and the first frame (issue 25: launch within 1.3 x a bare
+    pyqtgraph window) has five step maps to build already; they are built right after it (projection mode) or when
+    the learner first switches to projection mode. Iterating before then finds none."""
+
+    def __init__(self, build: Callable[[], None]) -> None:
+        super().__init__()
+        self._build = build
+
+    def __missing__(self, name: str) -> HeatmapWidget:
+        self._build()
+        return dict.__getitem__(self, name)
 
 
 def set_visible(widget: QWidget, visible: bool) -> None:
@@ -75,12 +94,9 @@ class InputsPanel(QWidget):
         self.derived_title = QLabel("<b>Derived</b>  Q = X·W_Q, K = X·W_K, V = X·W_V (read-only)")
         self.derived_title.setWordWrap(True)  # an unwrapped label would widen the panel past its scroll area
         lv.addWidget(self.derived_title)
-        self.derived: dict[str, HeatmapWidget] = {}
-        for name in ("Q", "K", "V"):
-            hm = HeatmapWidget(title=f"{name} (derived)")
-            hm.setMinimumHeight(150)
-            lv.addWidget(hm)
-            self.derived[name] = hm
+        self.derived = DerivedMaps(self.build_derived)
+        self._dark = False
+        self._column, self._built = lv, False  # (show_state builds the derived maps only once the panel is)
         lv.addStretch(1)
         edits.refused.connect(self.show_error)
         edits.accepted.connect(self.clear_error)
@@ -91,6 +107,23 @@ class InputsPanel(QWidget):
         ev.result.connect(self._draw_derived)
         ev.explanation.connect(self._on_explanation)
         self.show_state()
+        self._built = True
+        if self.model.state.mode == "projection":
+            after_first_paint(self, self.build_derived)  # right after the first frame
+
+    def build_derived(self) -> None:
+        """The three derived maps under their title (once), drawn and themed as the others."""
+        if self.derived:
+            return
+        lv = self._column
+        at = lv.indexOf(self.derived_title) + 1
+        projection = self.model.state.mode == "projection"
+        for n, name in enumerate(("Q", "K", "V")):
+            hm = HeatmapWidget(title=f"{name} (derived)", dark=self._dark)
+            hm.setMinimumHeight(150)
+            lv.insertWidget(at + n, hm)  # (a child now: shown with the panel, never a window of its own)
+            hm.setVisible(projection)
+            dict.__setitem__(self.derived, name, hm)
         self._draw_derived()
 
     # ---------------------------------------------------------------- user actions
@@ -122,6 +155,8 @@ class InputsPanel(QWidget):
             set_visible(ed, name in names)
         projection = st.mode == "projection"
         set_visible(self.derived_title, projection)
+        if projection and self._built:
+            self.build_derived()
         for hm in self.derived.values():
             set_visible(hm, projection)
         for dim, spin in self.dim_spins.items():
@@ -138,7 +173,7 @@ class InputsPanel(QWidget):
 
     def _draw_derived(self) -> None:
         st, res = self.model.state, self.model.computation
-        if st.mode != "projection":
+        if st.mode != "projection" or not self.derived:
             return
         labels = {"Q": st.query_tokens, "K": st.key_tokens, "V": st.key_tokens}
         for name, mat in (("Q", res.q), ("K", res.k), ("V", res.v)):
@@ -153,5 +188,6 @@ class InputsPanel(QWidget):
             hm.set_highlight(rows, cols)
 
     def set_dark(self, dark: bool) -> None:
+        self._dark = dark
         for hm in self.derived.values():
             hm.apply_theme(dark)

@@ -25,6 +25,7 @@ from app.widgets.heatmap.axes import MAX_LABEL_CHARS, MIN_TICK_PT, elide, update
 from app.widgets.heatmap.cells import MINUS, CellOverlay, format_value
 from app.widgets.heatmap.export import ask_export_path, export_menu, heatmap_export_button, suggested_filename
 from app.widgets.heatmap.image import MapImage
+from app.widgets.heatmap.plot import MapColorBar, MapPlot
 from app.widgets.heatmap.pointer import PointerAndKeys
 from app.widgets.heatmap.style import (
     AXES,
@@ -77,6 +78,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self._hover = (-1, -1)
         self._current: tuple[int, int] | None = None
         self._dark = dark
+        self._themed: bool | None = None  # the theme the plot was last styled for
         self.export_dir = ""  # where the export dialog starts; the window sets it from the settings
         self.export_extras: Callable[[], dict[str, Any]] | None = None
         """Keyword overrides for ``write_heatmap_file`` at export time (``title``, ``context``, ``colorbar_label``):
@@ -87,10 +89,9 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         layout.addWidget(self.graphics)
-        self.plot: pg.PlotItem = self.graphics.addPlot()
-        self.plot.setMenuEnabled(False)
+        self.plot = MapPlot()  # a PlotItem's layout without its menus (app/widgets/heatmap/plot.py)
+        self.graphics.addItem(self.plot)
         self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.hideButtons()
         self.plot.invertY(True)
         self.plot.showAxis("right")
         self.plot.getAxis("right").setStyle(showValues=False)
@@ -101,8 +102,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self.plot.addItem(self.image)
         self.overlay = CellOverlay()
         self.plot.addItem(self.overlay)
-        self.colorbar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=colormap("signed"), interactive=False,
-                                        width=14, colorMapMenu=False)
+        self.colorbar = MapColorBar(values=(-1.0, 1.0), colorMap=colormap("signed"), width=14)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         for name in AXES:
             self.plot.getAxis(name).setStyle(tickLength=0, autoExpandTextSpace=True, hideOverlappingLabels=True)
@@ -297,7 +297,9 @@ class HeatmapWidget(PointerAndKeys, QWidget):
 
     # ---------------------------------------------------------------- theme
     def apply_theme(self, dark: bool) -> None:
-        self._dark = dark
+        if dark == self._themed:  # the window gives every map its theme once more after building it
+            return
+        self._themed = self._dark = dark
         apply_plot_theme(self.graphics, self.plot, self.colorbar, dark)
         if self._title:
             self.set_title(self._title)

@@ -1,0 +1,59 @@
+"""A heatmap's plot and colour bar without pyqtgraph's menus (issue 25, launch): no menu is built, the bar shows the
+colour map from the low level (bottom) to the high one (top) and hands its map and levels to the image, and the
+axes show the labels given, unscaled."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication, QMenu
+
+from app.widgets.heatmap.style import colormap
+from app.widgets.heatmap.view import HeatmapWidget
+
+
+def test_building_a_heatmap_builds_no_plot_menu(qtbot):
+    from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
+
+    first = HeatmapWidget(title="map")  # (any menu made once per process is made by now)
+    qtbot.addWidget(first)
+    before = {id(w) for w in QApplication.allWidgets()}
+    hm = HeatmapWidget(title="another")
+    qtbot.addWidget(hm)
+    made = [w for w in QApplication.allWidgets() if isinstance(w, QMenu) and id(w) not in before]
+    # a PlotItem-based map made four: the plot's and the colour bar's "Plot Options" and their view boxes' menus
+    assert [m for m in made if isinstance(m, ViewBoxMenu) or m.title() == "Plot Options"] == []
+    assert hm.plot.getViewBox().menu is None and hm.colorbar.getViewBox().menu is None
+
+
+def test_the_colour_bar_shows_its_map_low_to_high_and_colours_the_image(qtbot):
+    hm = HeatmapWidget(title="map")
+    qtbot.addWidget(hm)
+    values = np.array([[-3.0, 0.0, 3.0]])
+    hm.set_data(values, ["q"], ["a", "b", "c"], kind="signed", levels=(-3.0, 3.0))
+    assert hm.colorbar.levels() == (-3.0, 3.0) and tuple(hm.image.getLevels()) == (-3.0, 3.0)
+    assert hm.colorbar.colorMap() is colormap("signed") and hm.image.getColorMap() is colormap("signed")
+    hm.set_data(values.clip(0, 1), ["q"], ["a", "b", "c"], kind="weights")
+    assert hm.colorbar.colorMap() is colormap("weights") and tuple(hm.image.getLevels()) == (0.0, 1.0)
+    hm.resize(360, 260)
+    hm.show()
+    qtbot.waitExposed(hm)
+    QApplication.processEvents()
+    image = hm.grab().toImage()
+    bar = hm.colorbar.bar
+    top = hm.graphics.mapFromScene(bar.mapToScene(bar.boundingRect().center().x(), 1.0))
+    bottom = hm.graphics.mapFromScene(bar.mapToScene(bar.boundingRect().center().x(), 255.0))
+    lut = colormap("weights").getLookupTable(nPts=256)
+    got_low = QColor(image.pixel(hm.graphics.mapTo(hm, top))).getRgb()[:3]
+    got_high = QColor(image.pixel(hm.graphics.mapTo(hm, bottom))).getRgb()[:3]
+    # the bar's row 0 (level 0) is at the bottom of the view (y up): near y=1 the lowest colours, near 255 the highest
+    assert np.abs(np.array(got_low) - lut[1][:3]).max() <= 12
+    assert np.abs(np.array(got_high) - lut[255][:3]).max() <= 12
+
+
+def test_the_colour_bar_numbers_are_the_levels_unscaled(qtbot):
+    hm = HeatmapWidget(title="map")
+    qtbot.addWidget(hm)
+    hm.set_data(np.array([[0.0004, -0.0004]]), ["q"], ["a", "b"], kind="signed")
+    axis = hm.colorbar.getAxis("right")
+    assert axis.range == [-0.0004, 0.0004] and axis.autoSIPrefixScale == 1.0  # no "x1e3" hidden in a label
