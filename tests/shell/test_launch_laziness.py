@@ -21,6 +21,7 @@ settings.setValue("learn/offer_dismissed", "true")
 w = create_main_window(settings=settings)
 w.show()
 heavy = ["torch", "PIL", "imageio_ffmpeg", "pyqtgraph.opengl", "superqt", "app.learn.qt.dock", "app.learn.model.engine",
+         "numpy.random",
          "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.inspect.qt.host",
          "app.playground.qt.multihead_view", "app.vectors.qt.view", "app.surface.qt.view", "app.flow.qt.view"]
 print("loaded", [m for m in heavy if m in sys.modules])  # the Learn wiring comes 150 ms after the first frame
@@ -94,3 +95,17 @@ def test_the_first_launch_frame_shows_the_offer_without_the_lessons(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
     assert out["loaded"] == "[]"  # no app.learn.qt.dock (nor the lesson engine it imports) in the first frame
+
+
+def test_the_presets_menu_lists_every_preset_once_it_is_opened(window):
+    from attention_core.presets import PRESET_NAMES, get_preset
+
+    menu = window.preset_menu  # filled when first opened (a title comes from building its preset)
+    for _ in range(2):  # opened twice: listed once
+        menu.aboutToShow.emit()
+        titles = [a.text() for a in menu.actions() if not a.isSeparator()]
+        assert titles == [get_preset(n).title for n in PRESET_NAMES] + ["Random (seed…)"]
+    magnitude = menu.actions()[PRESET_NAMES.index("magnitude")]
+    assert magnitude.toolTip() == get_preset("magnitude").story
+    magnitude.trigger()
+    assert window.playground.state.preset_name == "magnitude" and window.undo_stack.canUndo()
