@@ -13,12 +13,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default: this process's arguments) and return its exit code. Called without
     ``argv`` (the console script, ``python -m app``, the bundle) it ends the process itself, with ``os._exit``
     after a stop (``app.common.entry.finish``)."""
-    if argv is None:  # a process of its own: Ctrl+C and SIGTERM are ours from the first moment
-        from app.common import stopping
-
-        stopping.install()
-    from app.common.entry import finish, guarded
-
     args = sys.argv[1:] if argv is None else argv
 
     def run() -> int:
@@ -26,9 +20,24 @@ def main(argv: list[str] | None = None) -> int:
 
         return cli_main(args)
 
-    code = guarded(run, args)
-    if argv is None:
-        finish(code)
+    if argv is not None:  # called in-process (tests): the caller owns the signals
+        from app.common.entry import guarded
+
+        return guarded(run, args)
+    from app.common import stopping
+
+    try:  # a process of its own: Ctrl+C and SIGTERM are ours from the first moment
+        stopping.install()
+        from app.common.entry import finish, guarded
+
+        code = guarded(run, args)
+    except stopping.Stopped:
+        # The signal came before guarded's try (importing the entry, in its first lines): the stop stays pending,
+        # and guarded reports it as any other stop (one "stopped" line, 130 / 143) without running the command.
+        from app.common.entry import finish, guarded
+
+        code = guarded(run, args)
+    finish(code)
     return code
 
 

@@ -17,7 +17,7 @@ alternately. ``--parallel`` children run at once. Every child must then:
 
 Prints one JSON line: per command the count, the exit codes seen and the failures (with the delay, to reproduce).
 The interpreter's own first ~50 ms (before any of the app's code runs) are Python's, hence ``--min-delay`` 0.15 s.
-tests/test_interrupts.py runs it.
+tests/test_interrupts.py and tests/test_interrupts_experiment_to_gui.py run it, half the commands each.
 """
 
 from __future__ import annotations

@@ -15,9 +15,19 @@ pytest_plugins = ["window_fixtures"]
 
 
 # The campaigns and other long tests first: with two workers (test.sh runs ``-n 2``) the rest fills in beside them
-# instead of one long test finishing alone at the end.
-FIRST = ("tests/test_interrupts.py", "tests/shell/test_close_campaign.py", "tests/shell/test_monkey.py",
-         "tests/shell/test_currency_oracle.py")
+# instead of one long test finishing alone at the end. loadfile hands out whole files in this order (see
+# pytest_configure), the next to the first worker free: one half of the interrupt campaign on one worker, the close
+# campaign then the other half on the other. Not both halves at once: their children leave a core idle at times
+# (a window waiting for its signal, a reference run alone), which the in-process tests beside them fill.
+FIRST = ("tests/test_interrupts_experiment_to_gui.py", "tests/shell/test_close_campaign.py",
+         "tests/test_interrupts.py", "tests/shell/test_currency_oracle.py", "tests/shell/test_monkey.py")
+
+
+def pytest_configure(config):
+    """Keep the order below under ``--dist loadfile``: by default xdist re-sorts the files by their number of tests,
+    most first, which put these one- and two-test files last, so the longest ran at the very end."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config, items):

@@ -75,6 +75,7 @@ def guarded(run: Callable[[], int], argv: list[str] | None = None) -> int:
     """``run()``'s exit code, or the code and one line for what escaped it (see the module docstring)."""
     stopping.install()
     try:
+        stopping.check()  # a stop noted before this point (app.__main__: while the entry was imported) ends here
         code = run()
     except Stopped as stop:
         return _stopped(stop.code, argv)
@@ -95,7 +96,6 @@ def guarded(run: Callable[[], int], argv: list[str] | None = None) -> int:
     if stopping.pending():
         return _stopped(stopping.pending_code(), argv)
     return code
-
 
 
 def _stopped(code: int, argv: list[str] | None) -> int:

@@ -13,7 +13,8 @@ on; a segfault at exit). So:
 
 - interrupted in the app's own code: ``Stopped`` is raised there and then;
 - interrupted in a library: the stop is noted and a trace function raises it as soon as the app's own code runs
-  again (a call into it, or the next line of an app frame already on the stack, once the library returns);
+  again (a call into it, or the next line of an app frame already on the stack, once the library returns); inside
+  an import the trace function is set only once the import is over (``_signal_after_import``);
 - in a ``deferred()`` region (Qt rendering; a run's files, written together or not at all) it is only noted, and
   ``check()`` raises it at the next safe point (between two frames of a film, between two lesson steps, when the
   region ends).
@@ -28,6 +29,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -79,15 +81,63 @@ def _ours(frame: FrameType) -> bool:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    global _pending
-    if _pending:
+    global _pending, _after_import
+    if _pending and not _after_import:
         return  # already stopping: let the clean-up finish
-    _pending = signum
+    _pending, _after_import = _pending or signum, False
     if _deferring:
         return  # check() raises it
     if frame is not None and _ours(frame):
-        raise Stopped(signum)
+        raise Stopped(_pending)
+    if frame is not None and _importing(frame) and sys.gettrace() is None and hasattr(signal, "pthread_kill"):
+        _signal_after_import()
+        return
     _arm(frame)
+
+
+_IMPORT_FRAMES = "<frozen importlib._bootstrap"
+_after_import = False
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether ``frame``, a library's, runs inside an import (importlib between it and the app's innermost frame).
+    This module's frames (the signal handler itself, starting the watching thread) are passed over."""
+    while frame is not None:
+        if frame.f_globals is not _THIS_MODULE:
+            if _ours(frame):
+                return False
+            if frame.f_code.co_filename.startswith(_IMPORT_FRAMES):
+                return True
+        frame = frame.f_back
+    return False
+
+
+_THIS_MODULE = globals()
+
+
+def _signal_after_import() -> None:
+    """Interrupted inside an import (``import torch``: a second of CPU, nothing of it may be interrupted), wait for
+    it to end without the trace function, which would be called for each of its half a million Python calls (a
+    third more CPU for every stopped process): a thread looks at the main thread's stack every 2 ms and, once the
+    import is done, sends the signal again; its handler then raises or arms as usual (or, inside a new import,
+    waits again). A ``check()`` before that, or ``reset()``, ends the wait: the signal sent anyway is ignored."""
+    global _after_import
+    _after_import = True
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def watch() -> None:
+        while _after_import:
+            frame = sys._current_frames().get(main)
+            if frame is None:
+                return
+            if not _importing(frame):
+                if _after_import:
+                    signal.pthread_kill(main, _pending or signal.SIGINT)
+                return
+            time.sleep(0.002)
+
+    threading.Thread(target=watch, name="stop-after-import", daemon=True).start()
 
 
 def _arm(frame: FrameType | None) -> None:
@@ -110,8 +160,17 @@ def _disarm() -> None:
     _armed.clear()
 
 
+_PREFIXES = tuple(f"{package}." for package in PACKAGES)
+
+
 def _on_call(frame: FrameType, event: str, _arg: object) -> Any:
-    if event == "call" and _ours(frame):
+    """Called for every Python call while a stop waits (all of ``import torch`` when the signal landed in it: half
+    a million calls), so the common case, a library's frame, costs one dictionary look-up and one string test."""
+    if event != "call":
+        return None
+    name = frame.f_globals.get("__name__")
+    if name.__class__ is str and (name.startswith(_PREFIXES) or name in PACKAGES or name == "__main__") \
+            and _ours(frame):
         return _raise_in_ours(frame, event, _arg)
     return None  # a library's frame: not traced line by line
 
@@ -136,7 +195,9 @@ def pending_code() -> int:
 
 def check() -> None:
     """Raise ``Stopped`` if a stop is pending: call it at safe points."""
+    global _after_import
     if _pending:
+        _after_import = False
         if _armed or sys.gettrace() is _on_call:
             _disarm()
         raise Stopped(_pending)
@@ -164,7 +225,8 @@ def defer_forever() -> None:
 
 def reset() -> None:
     """Forget a pending stop and every deferral; give SIGINT and SIGTERM back to Python's defaults (tests)."""
-    global _pending, _deferring, _installed
+    global _pending, _deferring, _installed, _after_import
+    _after_import = False
     if _armed or sys.gettrace() is _on_call:
         _disarm()
     _pending, _deferring = 0, 0

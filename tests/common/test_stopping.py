@@ -62,6 +62,32 @@ def test_a_signal_in_a_library_is_raised_when_the_apps_code_runs_again(capsys):
     assert capsys.readouterr().err == "attention-playground probe: stopped\n"
 
 
+def test_a_signal_inside_an_import_is_raised_once_the_import_is_over_without_tracing_it(tmp_path, monkeypatch,
+                                                                                      capsys):
+    """Inside an import (``import torch``: never interrupted) no trace function runs for every call of the rest of
+    the import; the stop is raised in the app's code soon after the import returns, and the module is whole."""
+    (tmp_path / "slow_library.py").write_text("import os, signal, sys\n"
+                                              "os.kill(os.getpid(), signal.SIGINT)\n"
+                                              "traced = [sys.gettrace() for _ in range(20000)]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_library", raising=False)
+    app_code = _as_app_code("def work(log):\n"
+                            "    import slow_library\n"
+                            "    log.append(set(slow_library.traced))\n"
+                            "    end = time.monotonic() + 5\n"
+                            "    while time.monotonic() < end:\n"
+                            "        pass\n"
+                            "    log.append('never')\n"
+                            "    return 0\n")
+    log: list[object] = []
+    start = time.perf_counter()
+    assert guarded(lambda: app_code["work"](log), ["inspect"]) == 130
+    assert time.perf_counter() - start < 2
+    assert log == [{None}]  # imported to its end, untraced; stopped in the app's code after it
+    assert capsys.readouterr().err == "attention-playground inspect: stopped\n"
+    sys.modules.pop("slow_library", None)
+
+
 def test_a_deferred_region_notes_the_signal_and_raises_when_it_ends(capsys):
     reached = []
 
@@ -89,6 +115,40 @@ def test_a_swallowed_stop_is_raised_again_at_the_next_check():
         except BaseException:  # a library that swallows everything
             pass
         stopping.check()
+
+
+def test_a_stop_noted_before_the_command_starts_stops_it_before_it_runs(capsys):
+    """A signal noted before ``guarded``'s try (``app.__main__``: while the entry was imported) is reported as a stop
+    without running the command."""
+    stopping.install()
+    with pytest.raises(stopping.Stopped), stopping.deferred():  # noted, raised, swallowed: still pending
+        os.kill(os.getpid(), signal.SIGTERM)
+    ran = []
+    assert guarded(lambda: ran.append("ran") or 0, ["bench"]) == 143
+    assert ran == []
+    assert capsys.readouterr().err == "attention-playground bench: stopped\n"
+
+
+def test_a_signal_while_the_entry_is_imported_is_one_line_and_exit_130(tmp_path):
+    """Through the real ``python -m app`` in a child process: SIGINT lands just before ``app.common.entry`` is
+    imported (after ``stopping.install()``), so ``Stopped`` is raised inside that import. It must not escape as a
+    traceback (exit 1, as the interrupt campaign once saw for ``bench``)."""
+    code = ("import os, runpy, signal, sys\n"
+            "class SignalOnEntryImport:\n"
+            "    fired = False\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'app.common.entry' and not self.fired:\n"
+            "            self.fired = True\n"
+            "            os.kill(os.getpid(), signal.SIGINT)\n"
+            "        return None\n"
+            "sys.meta_path.insert(0, SignalOnEntryImport())\n"
+            "sys.argv = ['attention-playground', 'bench', '--help']\n"
+            "runpy.run_module('app', run_name='__main__', alter_sys=True)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "data")}
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert (r.returncode, r.stderr) == (130, "attention-playground bench: stopped\n"), r.stderr[-3000:]
+    assert r.stdout == ""  # bench never ran (its --help would print)
 
 
 def test_a_refusal_deep_in_a_command_is_one_line_and_exit_2(capsys):
