@@ -77,7 +77,7 @@ class _FirstPaint(QObject):
         if self._callback is None:
             return
         self._widget.removeEventFilter(self)
-        QTimer.singleShot(self._delay, self._callback)
+        QTimer.singleShot(self._delay, self._widget, self._callback)  # not at all if the widget is gone by then
         self._callback = None  # type: ignore[assignment]
 
 

@@ -11,7 +11,7 @@ def test_the_derived_maps_come_right_after_the_first_frame_inside_the_left_colum
     inputs = window.tab.inputs
     assert window.playground.state.mode == "projection"  # the first preset
     qtbot.waitUntil(lambda: len(inputs.derived) == 3, timeout=5000)
-    for name, hm in window.derived.items():
+    for hm in window.derived.values():
         assert not hm.isWindow() and inputs.isAncestorOf(hm)  # never a window of its own
         qtbot.waitUntil(hm.isVisible, timeout=5000)
         assert hm.width() > 20
@@ -40,3 +40,4 @@ def test_derived_maps_built_behind_another_tab_show_when_the_playground_does(win
     for hm in window.derived.values():
         qtbot.waitUntil(hm.isVisible, timeout=5000)
         assert not hm.isWindow()
+
