@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 FIRST_FRAME = """
@@ -32,9 +34,14 @@ os._exit(0)
 """
 
 
-def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path):
+FIRST_LAUNCH = FIRST_FRAME.replace('settings.setValue("learn/offer_dismissed", "true")\n', "")
+
+
+@pytest.mark.parametrize("script", [FIRST_FRAME, FIRST_LAUNCH], ids=["offer-dismissed", "first-launch"])
+def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path, script):
+    # a first launch too: its frame shows the offer, not the Learn dock (nor the lesson engine it imports)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-c", FIRST_FRAME, str(tmp_path / "s.ini")], cwd=ROOT, env=env,
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "s.ini")], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
@@ -83,18 +90,6 @@ def test_the_first_launch_offer_is_in_the_first_frame_and_the_learn_wiring_right
 def test_taking_the_offer_before_the_learn_wiring_installs_it(window, qtbot):
     window.learn_offer.take_button.click()  # reading window.learn installs the wiring, then the dock opens
     assert window._learn is not None and window.learn.dock.isVisible() and not window.learn_offer.isVisible()
-
-
-FIRST_LAUNCH = FIRST_FRAME.replace('settings.setValue("learn/offer_dismissed", "true")\n', "")
-
-
-def test_the_first_launch_frame_shows_the_offer_without_the_lessons(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-c", FIRST_LAUNCH, str(tmp_path / "s.ini")], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
-    assert out["loaded"] == "[]"  # no app.learn.qt.dock (nor the lesson engine it imports) in the first frame
 
 
 def test_the_presets_menu_lists_every_preset_once_it_is_opened(window):
