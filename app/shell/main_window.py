@@ -101,7 +101,8 @@ class MainWindow(HostAttributes, QMainWindow):
         if (split := self.settings.splitter_state()) is not None:
             self.splitter.restoreState(split)
         self.theme.changed.connect(self._push_theme)
-        self.set_theme(self.settings.theme, save=False)
+        self.theme_actions[self.theme.choice].setChecked(True)  # the theme chosen before the widgets were built:
+        self._push_theme(self.theme.dark)  # now given to the views (not applied to the application a second time)
         self._show_status()
         # the first frame shows the first-launch offer; the Learn dock behind it comes right after (showEvent)
         self.learn_offer: LessonOffer | None = show_first_launch_offer(self)

@@ -15,7 +15,8 @@ def test_the_derived_maps_come_right_after_the_first_frame_inside_the_left_colum
         assert not hm.isWindow() and inputs.isAncestorOf(hm)  # never a window of its own
         qtbot.waitUntil(hm.isVisible, timeout=5000)
         assert hm.width() > 20
-    np.testing.assert_array_equal(window.derived["K"].values(), window.playground.computation.k)
+    x = window.playground.state.matrices
+    np.testing.assert_allclose(window.derived["K"].values(), x["X"] @ x["W_K"], rtol=1e-12, atol=1e-12)
     order = [inputs._column.indexOf(w) for w in (inputs.derived_title, *window.derived.values())]
     assert order == sorted(order) and order[-1] - order[0] == 3  # under their title, Q, K, V
 
@@ -28,7 +29,8 @@ def test_the_derived_maps_follow_the_mode_and_the_theme(window, qtbot):
     window.edits.apply("projection", lambda m: m.set_mode("projection", "self"))
     qtbot.waitUntil(hm.isVisible, timeout=5000)
     assert hm._dark and hm.graphics.backgroundBrush().color().lightness() < 60
-    np.testing.assert_array_equal(hm.values(), window.playground.computation.q)
+    x = window.playground.state.matrices
+    np.testing.assert_allclose(hm.values(), x["X"] @ x["W_Q"], rtol=1e-12, atol=1e-12)
     window.set_theme("light")
 
 

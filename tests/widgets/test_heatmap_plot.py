@@ -51,9 +51,18 @@ def test_the_colour_bar_shows_its_map_low_to_high_and_colours_the_image(qtbot):
     assert np.abs(np.array(got_high) - lut[255][:3]).max() <= 12
 
 
-def test_the_colour_bar_numbers_are_the_levels_unscaled(qtbot):
+def test_a_new_range_rewrites_no_axis_title(qtbot, monkeypatch):
+    """A map's axes carry no SI prefix: with one, every change of an axis's range (a new shape, new levels) wrote
+    its title's HTML again, ~90 times while a map was built, though no title changed."""
+    import pyqtgraph as pg
+
     hm = HeatmapWidget(title="map")
     qtbot.addWidget(hm)
-    hm.set_data(np.array([[0.0004, -0.0004]]), ["q"], ["a", "b"], kind="signed")
+    hm.set_data(np.ones((2, 3)), ["a", "b"], ["x", "y", "z"], kind="signed")
+    written: list[object] = []
+    original = pg.AxisItem._updateLabel
+    monkeypatch.setattr(pg.AxisItem, "_updateLabel", lambda axis: (written.append(axis), original(axis)))
+    hm.set_data(np.full((4, 5), 0.0004), list("abcd"), list("vwxyz"), kind="signed")  # new shape, new levels
+    assert written == []
     axis = hm.colorbar.getAxis("right")
-    assert axis.range == [-0.0004, 0.0004] and axis.autoSIPrefixScale == 1.0  # no "x1e3" hidden in a label
+    assert axis.range == [-0.0004, 0.0004] and axis.autoSIPrefixScale == 1.0  # the levels, as they are

@@ -8,7 +8,8 @@ for menus a heatmap never shows (its right-click menu is the export menu, ``app.
 ``MapPlot`` keeps the parts a map uses, with the same names (``getViewBox``, ``getAxis``, ``addItem``, ``setTitle``,
 ``setLabel``, ``showAxis``, ``titleLabel``, ``layout``) and the same grid; ``MapColorBar`` keeps
 ``ColorBarItem``'s (``setImageItem(insert_in=)``, ``setColorMap``, ``setLevels``, ``levels``, ``colorMap``) and
-paints the same bar.
+paints the same bar. The methods are written out rather than borrowed from ``PlotItem`` (``getAxis`` there goes
+through private helpers such as ``_checkScaleKey``): each only reads what ``MapPlot`` lays out.
 """
 
 from __future__ import annotations
