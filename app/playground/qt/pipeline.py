@@ -88,6 +88,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         self.arrows: dict[str, FlowArrow] = {}
         self.boxes: list[QWidget] = []
         self.columns = 0
+        self._placed_shape: tuple[int, ...] = ()  # the maps' shape the layout was chosen for (``reflow``)
         self.small: set[str] = set()  # the maps whose cells are too small for numbers just now
         self._words: tuple[str, ...] = ()  # the arrows' and captions' texts the rows were last aligned for
         self._notes_timer = QTimer(self)
@@ -168,9 +169,18 @@ class PipelineView(RedrawWhenShown, QWidget):
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
-        extra = max(box.minimumSizeHint().height() - hm.minimumHeight()
-                    for box, hm in zip(self.boxes, self.heatmaps.values()))
-        self.place(best_columns(self.width(), self.height(), self.model.result.weights.shape, extra))
+        self.reflow()
+
+    def reflow(self) -> None:
+        """The layout ``best_columns`` gives the view's size and the maps' shape. On a resize and when the shape
+        changes: chosen on resizes alone, the layout depended on the shapes shown before (a 16 x 64 setting got the
+        3 + 2 grid or one row of five depending on history, and its cells half or twice the area)."""
+        self._placed_shape = self.model.result.weights.shape
+        # what a map's box adds to the map: its arrow line and room for a two-line caption, whatever the captions
+        # say now (they follow the layout: "too small for numbers" comes and goes with it, and a layout chosen by
+        # them flipped with the notes, or kept whichever the last resize had found)
+        extra = max(a.sizeHint().height() for a in self.arrows.values()) + 2 * self.fontMetrics().lineSpacing()
+        self.place(best_columns(self.width(), self.height(), self._placed_shape, extra))
         self._notes_timer.start(0)  # after the layout has given the maps their new sizes
 
     def _update_notes(self) -> None:
@@ -241,6 +251,8 @@ class PipelineView(RedrawWhenShown, QWidget):
             self._notes_timer.start(0)
         self._on_explanation()
         self._on_pinned()
+        if s.weights.shape != self._placed_shape:
+            self.reflow()  # with the new captions (their lines count in ``extra``)
 
     def _on_explanation(self) -> None:
         for name, hm in self.heatmaps.items():
