@@ -1,9 +1,10 @@
 """Ctrl+C and SIGTERM at random moments in every command that runs longer than a second (issue 26, item 2).
 
 Each command is first run to its end once (exit 0, outputs valid; its wall time T), then ``--interrupts`` fresh
-child processes of it get a signal at a moment drawn uniformly from [``--min-delay``, T]: SIGINT to the whole
-process group, as a terminal's Ctrl+C sends it (ffmpeg included), or SIGTERM to the process alone, as ``kill`` does,
-alternately. ``--parallel`` children run at once. Every child must then:
+child processes of it get a signal at a moment drawn uniformly from [``--min-delay``, T] (T: the shortest whole run
+seen so far, a child that finished before its signal included): SIGINT to the whole process group, as a terminal's
+Ctrl+C sends it (ffmpeg included), or SIGTERM to the process alone, as ``kill`` does, alternately. ``--parallel``
+children run at once. Every child must then:
 
 - exit 130 after SIGINT or 143 after SIGTERM with "attention-playground COMMAND: stopped" as the last line of
   stderr, or 0 if it had finished (then its outputs are complete); never a crash (a negative code), never 1;
@@ -30,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -214,6 +216,27 @@ def _one(exe: list[str], cmd: Command, work: Path, fixtures: Path, delay: float 
             "problems": problems, "stderr": err[-1500:] if problems else ""}
 
 
+class _Moments:
+    """Where in a run the signals fall: a fraction of the run's length, drawn by the seed, times the shortest run seen
+    so far. The reference run alone is a poor measure under load: one slowed 3x by a neighbour (7.2 s for a ~2.5 s
+    command, in CI) sent two thirds of the signals after their child had finished. Every child that finished before
+    its signal is also a whole run, so its time shortens the span for the children launched after it."""
+
+    def __init__(self, span: float, min_delay: float, learns: bool) -> None:
+        self.span, self.min_delay, self.learns = span, min_delay, learns
+        self.lock = threading.Lock()
+
+    def run(self, one: Callable[[float], dict[str, object]], fraction: float) -> dict[str, object]:
+        with self.lock:
+            delay = self.min_delay + fraction * max(self.span - self.min_delay, 0.1)
+        t0 = time.perf_counter()
+        res = one(delay)
+        if self.learns and res["signal"] is None and res["code"] == 0:
+            with self.lock:
+                self.span = min(self.span, time.perf_counter() - t0)
+        return res
+
+
 def _fixtures(exe: list[str], folder: Path) -> None:
     """A tiny trained model (probe, inspect), trained by the app itself."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -256,18 +279,19 @@ def main() -> int:
                     failures.append({"command": cmd.name, "reference": True, **ref})
             else:
                 ref, span = {"code": None}, args.gui_window
-            jobs = [(rng.uniform(args.min_delay, max(span, args.min_delay + 0.1)),
-                     signal.SIGINT if i % 2 == 0 else signal.SIGTERM) for i in range(args.interrupts)]
+            moments = _Moments(span, args.min_delay, cmd.ends)
+            jobs = [(rng.random(), signal.SIGINT if i % 2 == 0 else signal.SIGTERM) for i in range(args.interrupts)]
             with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-                results = list(pool.map(lambda ij: _one(exe, cmd, base / cmd.name / f"c{ij[0]}",
-                                                        base / "fixtures", ij[1][0], ij[1][1], args.timeout),
-                                        enumerate(jobs)))
+                results = list(pool.map(lambda ij: moments.run(
+                    lambda delay: _one(exe, cmd, base / cmd.name / f"c{ij[0]}", base / "fixtures", delay, ij[1][1],
+                                       args.timeout), ij[1][0]), enumerate(jobs)))
             codes: dict[str, int] = {}
             for i, res in enumerate(results):
                 codes[str(res["code"])] = codes.get(str(res["code"]), 0) + 1
                 if res["problems"]:
                     failures.append({"command": cmd.name, "child": i, **res})
-            report[cmd.name] = {"reference_s": round(span, 2), "interrupts": len(results), "exit_codes": codes,
+            report[cmd.name] = {"reference_s": round(span, 2), "span_s": round(moments.span, 2),
+                                "interrupts": len(results), "exit_codes": codes,
                                 "seconds": round(time.perf_counter() - t0, 1)}
             print(f"{cmd.name}: {report[cmd.name]}", file=sys.stderr, flush=True)
     finally:
