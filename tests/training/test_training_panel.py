@@ -522,3 +522,37 @@ def test_the_preview_invites_a_start_that_can_be_pressed(window, qtbot):
     qtbot.waitUntil(lambda: s.run_state == "paused" and len(s.history) == 1, timeout=TIMEOUT_MS)
     assert "Press Start" in panel.status_label.text()
     assert rc.start_button.isEnabled() and rc.start_button.text() == "▶ Start"
+
+
+def test_a_run_keeps_its_progress_in_view_on_a_short_screen_until_the_user_scrolls(window, panel, qtbot):
+    """At 1024 x 640 the left column scrolls, and a run's progress, ETA and status (the Run box's foot, which grows
+    as the run starts) were cut by its bottom edge. They are followed into view while the run goes; a scroll of
+    the learner's own ends that."""
+    from PySide6.QtWidgets import QAbstractSlider
+
+    window.resize(1024, 640)
+    qtbot.wait(50)
+    from app.widgets.side_panel import SideScroll
+
+    box = panel.run_controls.parentWidget()  # the Run box
+    scroll = box.parentWidget()
+    while not isinstance(scroll, SideScroll):
+        scroll = scroll.parentWidget()
+    bar = scroll.verticalScrollBar()
+    assert bar.maximum() > 0, "the column must scroll at this size for the check to mean anything"
+
+    def foot_in_view() -> bool:
+        bottom = box.mapTo(scroll.widget(), box.rect().bottomLeft()).y()
+        return bar.value() <= box.mapTo(scroll.widget(), box.rect().topLeft()).y() and \
+            bottom - bar.value() < scroll.viewport().height()
+
+    assert not foot_in_view()
+    configure(panel, steps=2000)
+    click(qtbot, panel.run_controls.start_button)
+    qtbot.waitUntil(lambda: len(panel.session.history) >= 3 and panel.run_controls.eta_label.text() != "",
+                    timeout=TIMEOUT_MS)
+    qtbot.waitUntil(foot_in_view, timeout=5_000)
+    bar.triggerAction(QAbstractSlider.SliderAction.SliderToMinimum)  # the learner scrolls back up
+    qtbot.wait(300)
+    assert bar.value() == 0, "the column stays where the learner put it"
+    click(qtbot, panel.run_controls.stop_button)

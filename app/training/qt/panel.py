@@ -75,6 +75,7 @@ class TrainingPanel(QWidget):
                  ) -> None:
         super().__init__(parent)
         self.session = session
+        self._was_running = False  # the run state ``_on_run_state`` last saw
         root = QHBoxLayout(self)
         root.setContentsMargins(4, 4, 4, 4)
         # left | (centre | right), adapting to the window and remembered (``layout.py``)
@@ -119,7 +120,8 @@ class TrainingPanel(QWidget):
         self.form = TrainingSetupForm()
         col.addWidget(_group("Set-up", self.form))
         self.run_controls = RunControls(self.session)
-        col.addWidget(_group("Run", self.run_controls))
+        self.run_group = _group("Run", self.run_controls)
+        col.addWidget(self.run_group)
         self.probe_box = ProbeBox(self.session)
         col.addWidget(_group("Probe sequence (shown in the grid)", self.probe_box))
         files = QWidget()
@@ -138,7 +140,8 @@ class TrainingPanel(QWidget):
             fl.addWidget(w)
         col.addWidget(_group("Model and export", files))
         col.addStretch(1)
-        return SideScroll(inner)  # as wide as the form needs, never clipped (the splitter may widen it)
+        self.left_scroll = SideScroll(inner)  # as wide as the form needs, never clipped (the splitter may widen it)
+        return self.left_scroll
 
     def _build_centre(self) -> QWidget:
         w = QWidget()
@@ -210,6 +213,12 @@ class TrainingPanel(QWidget):
     def _on_run_state(self, *_: object) -> None:
         s = self.session
         self.form.setEnabled(not s.is_running)
+        if s.is_running != self._was_running:
+            # a run's progress, ETA and status sit at the Run box's foot: on a short screen (1024 x 640) the column
+            # scrolls, and they were cut off by its bottom edge. Followed while the run goes, unless the learner
+            # scrolls away
+            self.left_scroll.keep_in_view(self.run_group if s.is_running else None)
+        self._was_running = s.is_running
         latest = s.history.latest
         self.save_button.setEnabled(not s.is_running and latest is not None and latest.params is not None)
 
