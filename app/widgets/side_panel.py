@@ -40,7 +40,11 @@ class SideScroll(QScrollArea):
 
     def _scroll_to_kept(self) -> None:
         # after the layout has placed the part at its new size (a resize is told before the column is laid out)
-        QTimer.singleShot(0, self, lambda: self._kept is not None and self.ensureWidgetVisible(self._kept, 0, 0))
+        QTimer.singleShot(0, self, self._show_kept)
+
+    def _show_kept(self) -> None:
+        if self._kept is not None:
+            self.ensureWidgetVisible(self._kept, 0, 0)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
         inner = self.widget()
