@@ -37,6 +37,15 @@ def test_the_model_tab_is_listed_last_and_built_when_opened(window):
     assert window.inspect._tab is None  # nothing of it built before it is opened
 
 
+def test_before_a_model_the_tab_names_no_head_and_draws_no_numbers(window):
+    """No model yet: the button named "layer 0 head 0" of nothing, and the empty mosaic's axes counted -0.3 … 1.3
+    (tests/widgets/test_mosaic_empty.py holds the mosaic to it)."""
+    tab = window.inspect.show()
+    assert window.inspect.model.trace is None
+    assert tab.open_button.text() == "Open this head\nin the Playground" and not tab.open_button.isEnabled()
+    assert tab.grid.plot.getAxis("left")._tickLevels == [[]]
+
+
 def test_heads_are_drawn_from_the_trace_and_hover_moves_the_next_token_list(window, qtbot, own_model):
     session, tab = open_model(window, qtbot, own_model)
     t = session.trace

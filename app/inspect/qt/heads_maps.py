@@ -5,9 +5,12 @@ scan's grid with its controls. They compute nothing; clicks call the analysis or
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -31,6 +34,7 @@ from app.inspect.model.heads_views import (
 from app.inspect.model.session import InspectSession
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.grid.overlay import MapOverlay
+from app.widgets.heatmap.style import let_title_overflow
 from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, span, style_plot, style_view
 
@@ -121,9 +125,15 @@ class LossCurveView(RedrawWhenShown, QWidget):
         self.plot = self.plot_widget.getPlotItem()
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.setLabel("bottom", "position of the predicted token")
+        self.plot.setLabel("bottom", "predicted position")  # short: the column is ~220 px wide at 1024 x 640
         self.plot.setLabel("left", "loss (nats)")
+        for name in ("left", "bottom"):  # positions and nats as they are: no "(x0.001)" on an empty axis
+            self.plot.getAxis(name).enableAutoSIPrefix(False)
         self.plot.showGrid(y=True, alpha=0.25)
+        # a long title was the plot's minimum width: in the Detect tab's narrow middle column at 1024 x 640 the plot
+        # ran under the heads list, its title and axis cut; now the title is elided to the width (``_show_title``)
+        let_title_overflow(self.plot.titleLabel)
+        self._title, self._drawn = "", False
         v.addWidget(self.plot_widget, 1)
         self.caption = caption_label()
         v.addWidget(self.caption)
@@ -137,6 +147,23 @@ class LossCurveView(RedrawWhenShown, QWidget):
         self._style()
         self.analysis.events.detection.connect(self.request_redraw)
         self.redraw()
+
+    def _show_title(self, title: str, drawn: bool) -> None:
+        """``title`` elided to the plot's width, the whole of it in the tooltip; no numbers on empty axes."""
+        self._title, self._drawn = title, drawn
+        font = self.plot_widget.font()
+        font.setPointSizeF(9)
+        room = max(self.plot_widget.width() - 16, 40)
+        text = QFontMetricsF(font).elidedText(title, Qt.TextElideMode.ElideRight, room)
+        self.plot.setTitle(text, size="9pt")
+        self.plot_widget.setToolTip(title if text != title else "")
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setStyle(showValues=drawn)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self._title:
+            self._show_title(self._title, self._drawn)
 
     def set_dark(self, dark: bool) -> None:
         self.colors = colors_for(dark)
@@ -163,10 +190,10 @@ class LossCurveView(RedrawWhenShown, QWidget):
         if cv is None:
             for item in (self.curve, self.clean_curve, self.first_line, self.second_line):
                 item.setData([], [])
-            self.plot.setTitle("Loss per position on repeated random tokens: run the detectors", size="9pt")
+            self._show_title("Loss per position on repeated random tokens: run the detectors", False)
             self.caption.setText("")
             return
-        self.plot.setTitle(cv.title, size="9pt")
+        self._show_title(cv.title, True)
         self.curve.setData(cv.x, cv.y)
         self.clean_curve.setData([] if cv.clean is None else cv.x, [] if cv.clean is None else cv.clean)
         (a0, a1, am), (b0, b1, bm) = cv.first, cv.second

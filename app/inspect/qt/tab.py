@@ -123,7 +123,9 @@ class ModelTab(QSplitter):
 
     def _show_selected(self) -> None:
         layer, head = self.session.selected
-        self.open_button.setText(f"Open layer {layer} head {head}\nin the Playground")
+        # before a text is traced there is no head to name (the button said "layer 0 head 0" of no model)
+        self.open_button.setText(f"Open layer {layer} head {head}\nin the Playground" if self.session.trace is not None
+                                 else "Open this head\nin the Playground")
 
     def _show_hover(self) -> None:
         s = self.session

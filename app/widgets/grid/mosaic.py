@@ -117,6 +117,8 @@ class MosaicGrid(QWidget):
         self.plot.invertY(True)
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
+        for name in ("left", "top"):  # no maps yet: no numbers (pyqtgraph's -0.3 … 1.3 meant nothing); L/H names later
+            self.plot.getAxis(name).setTicks([[]])
         vb = self.plot.getViewBox()
         vb.setDefaultPadding(0.0)
         vb.setAspectLocked(True)

@@ -107,6 +107,8 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         for name in AXES:
             self.plot.getAxis(name).setStyle(tickLength=0, autoExpandTextSpace=True, hideOverlappingLabels=True)
         self.plot.getAxis("right").setStyle(tickLength=0)
+        for name in ("left", "bottom"):  # no matrix yet: no numbers along its sides (0.1 … 0.9 meant nothing)
+            self.plot.getAxis(name).setTicks([[]])
         # an edit repaints the cells, and the axes beside them with them; their labels rarely change, so on screen
         # they paint from a pixmap (pyqtgraph's update() on a new tick or pen refreshes it): ~15-20 % of an edit's
         # repaint at 16 x 64 in alternating runs (benchmarks/bench_gui_edit.py). Not in the widgets made for a file
@@ -239,7 +241,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         pt = self.TITLE_SCALE * (self.font().pointSizeF() if self.font().pointSizeF() > 0 else 10.0)
         font = QFont(self.font())
         font.setPointSizeF(pt)
-        width = self.graphics.width() - 12
+        width = self._title_room()
         rich = "<" in self._title  # an export's two-line title: the figure is made wide enough for it
         text = self._title if rich or width <= 40 else \
             QFontMetricsF(font).elidedText(self._title, Qt.TextElideMode.ElideRight, width)
@@ -249,6 +251,15 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self._drawn_title = key
         self.plot.setTitle(text, color=title_color(self._dark), size=f"{pt:.2f}pt")
         self.graphics.setToolTip(self._title if text != self._title else "")
+
+    def _title_room(self) -> float:
+        """The width a title centred over the cells may take (elided to the widget's width, a narrow map's title
+        ran past the widget's left edge: "ck a head in the score g…")."""
+        width = self.graphics.width()
+        centre = self.plot.getViewBox().sceneBoundingRect().center().x()
+        if not 0 < centre < width:  # not laid out yet
+            centre = width / 2
+        return 2 * min(centre, width - centre) - 12
 
     def set_colorbar_shown(self, shown: bool) -> bool:
         """Show or drop the colour bar, giving its width to the cells. Maps that share one range side by side
@@ -333,16 +344,17 @@ class HeatmapWidget(PointerAndKeys, QWidget):
                 self._update_row_sums()
 
     def _on_view_resized(self, *_args: Any) -> None:
-        """Tick strides depend on the cells' size in pixels, known only once pyqtgraph has laid the plot out."""
+        """Tick strides and the title's room follow the cells' size and place, known once the plot is laid out."""
         size = (round(self.plot.getViewBox().width()), round(self.plot.getViewBox().height()))
         if size != self._tick_size and (self._row_labels or self._col_labels):
             self._tick_size = size
             self.refresh_labels()
+        else:
+            self._draw_title()
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802
         super().resizeEvent(event)
-        self.refresh_labels()
-        self._draw_title()
+        self.refresh_labels()  # (the title too)
 
     def changeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().changeEvent(event)
@@ -371,8 +383,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
 
     def export(self, path: str | Path) -> None:
         """Write this heatmap's data as PNG, SVG, PDF or CSV (by suffix), as ``app.widgets.file_export.export_heatmap``
-        does,
-        titled with the context ``export_extras`` gives."""
+        does, titled with the context ``export_extras`` gives."""
         extras = dict(self.export_extras()) if self.export_extras is not None else {}
         write_heatmap_file(path, self._values, self._row_labels, self._col_labels,
                            extras.pop("title", None) or self._title or "heatmap", blocked=self._blocked,
