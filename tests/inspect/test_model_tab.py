@@ -39,7 +39,7 @@ def test_the_model_tab_is_listed_last_and_built_when_opened(window):
 
 def test_before_a_model_the_tab_names_no_head_and_draws_no_numbers(window):
     """No model yet: the button named "layer 0 head 0" of nothing, and the empty mosaic's axes counted -0.3 … 1.3
-    (tests/widgets/test_mosaic_empty.py holds the mosaic to it)."""
+    (tests/widgets/test_empty_maps_and_titles.py holds the mosaic to it)."""
     tab = window.inspect.show()
     assert window.inspect.model.trace is None
     assert tab.open_button.text() == "Open this head\nin the Playground" and not tab.open_button.isEnabled()
