@@ -80,6 +80,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self._dark = dark
         self._themed: bool | None = None  # the theme the plot was last styled for
         self.export_dir = ""  # where the export dialog starts; the window sets it from the settings
+        self.export_button: Any = None  # (on screen, made last) and none in a widget made for a file
         self.export_extras: Callable[[], dict[str, Any]] | None = None
         """Keyword overrides for ``write_heatmap_file`` at export time (``title``, ``context``, ``colorbar_label``):
         the view that owns the map knows the setting a file must name (``app.widgets.export_button``)."""
@@ -253,11 +254,10 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self.graphics.setToolTip(self._title if text != self._title else "")
 
     def _title_room(self) -> float:
-        """The width a title centred over the cells may take (elided to the widget's width, a narrow map's title
-        ran past the widget's left edge: "ck a head in the score g…")."""
+        """The width a title centred over the cells may take (one elided to the widget's width ran past its edge)."""
         width = self.graphics.width()
         centre = self.plot.getViewBox().sceneBoundingRect().center().x()
-        if not 0 < centre < width:  # not laid out yet
+        if not 0 < centre < width or self.export_button is None:  # not laid out yet; a file is sized for its title
             centre = width / 2
         return 2 * min(centre, width - centre) - 12
 
