@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 
 FRAME_MS = 33  # ~30 frames a second
 
@@ -67,8 +67,6 @@ class _FirstPaint(QObject):
         QTimer.singleShot(fallback_ms, self, self._fire)  # never painted (a minimised window): soon anyway
 
     def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 (Qt API)
-        from PySide6.QtCore import QEvent
-
         if event.type() == QEvent.Type.Paint:
             self._fire()
         return False

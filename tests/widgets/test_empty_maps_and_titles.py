@@ -8,6 +8,7 @@ import numpy as np
 from PySide6.QtGui import QImage, QPainter
 
 from app.widgets.grid.mosaic import MosaicGrid
+from app.widgets.heatmap.view import HeatmapWidget
 
 
 def drawn_texts(axis) -> list[str]:
@@ -21,12 +22,16 @@ def drawn_texts(axis) -> list[str]:
     return [] if specs is None else [text for _rect, _flags, text in specs[2]]
 
 
+def shown(qtbot, widget, width: int, height: int):
+    qtbot.addWidget(widget)
+    widget.resize(width, height)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
 def test_an_empty_mosaic_draws_no_numbers_and_a_filled_one_names_layers_and_heads(qtbot):
-    mosaic = MosaicGrid()
-    qtbot.addWidget(mosaic)
-    mosaic.resize(600, 400)
-    mosaic.show()
-    qtbot.waitExposed(mosaic)
+    mosaic = shown(qtbot, MosaicGrid(), 600, 400)
     for name in ("left", "top"):
         assert drawn_texts(mosaic.plot.getAxis(name)) == [], name
     weights = np.full((2, 3, 4, 4), 0.25)
@@ -37,13 +42,7 @@ def test_an_empty_mosaic_draws_no_numbers_and_a_filled_one_names_layers_and_head
 
 
 def test_an_empty_heatmap_draws_no_numbers_along_its_sides(qtbot):
-    from app.widgets.heatmap.view import HeatmapWidget
-
-    hm = HeatmapWidget(title="Pick a head in the score grid")
-    qtbot.addWidget(hm)
-    hm.resize(300, 240)
-    hm.show()
-    qtbot.waitExposed(hm)
+    hm = shown(qtbot, HeatmapWidget(title="Pick a head in the score grid"), 300, 240)
     for name in ("left", "bottom"):
         assert drawn_texts(hm.plot.getAxis(name)) == [], name
     hm.set_data(np.eye(3), list("abc"), list("xyz"), kind="weights")
@@ -53,14 +52,9 @@ def test_an_empty_heatmap_draws_no_numbers_along_its_sides(qtbot):
 def test_a_narrow_maps_title_stays_inside_it(qtbot):
     """A title is centred over the cells: with labels on the left and the colour bar on the right the cells' centre
     is off the widget's, and a title elided to the widget's width ran past its left edge."""
-    from app.widgets.heatmap.view import HeatmapWidget
-
     hm = HeatmapWidget(title="Pick a head in the score grid to see its pattern here")
-    qtbot.addWidget(hm)
     hm.set_data(np.eye(3), ["a long token", "b", "c"], list("xyz"), kind="weights")
-    hm.resize(220, 200)
-    hm.show()
-    qtbot.waitExposed(hm)
+    shown(qtbot, hm, 220, 200)
 
     def inside() -> bool:
         text = hm.plot.titleLabel.item.sceneBoundingRect()

@@ -164,8 +164,7 @@ class CellOverlay(pg.GraphicsObject):
 
     def _format(self) -> None:
         """Cell strings and whether each needs dark text (light cells) or light text (dark cells)."""
-        get = _TEXTS.get
-        self.texts = [[get(v) or cell_text(v) for v in row] for row in self._values.tolist()]
+        self.texts = [[cell_text(v) for v in row] for row in self._values.tolist()]
         self.max_text_chars = max((len(t) for row in self.texts for t in row), default=0)
         dark = text_is_dark(self._image, self._levels, self._kind)
         self.text_dark = dark | self.blocked if self.blocked is not None else dark

@@ -80,7 +80,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self._dark = dark
         self._themed: bool | None = None  # the theme the plot was last styled for
         self.export_dir = ""  # where the export dialog starts; the window sets it from the settings
-        self.export_button: Any = None  # (on screen, made last) and none in a widget made for a file
+        self._on_screen = context_menu  # False: a widget made to render a file (``write_heatmap_file``)
         self.export_extras: Callable[[], dict[str, Any]] | None = None
         """Keyword overrides for ``write_heatmap_file`` at export time (``title``, ``context``, ``colorbar_label``):
         the view that owns the map knows the setting a file must name (``app.widgets.export_button``)."""
@@ -257,7 +257,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         """The width a title centred over the cells may take (one elided to the widget's width ran past its edge)."""
         width = self.graphics.width()
         centre = self.plot.getViewBox().sceneBoundingRect().center().x()
-        if not 0 < centre < width or self.export_button is None:  # not laid out yet; a file is sized for its title
+        if not 0 < centre < width or not self._on_screen:  # not laid out yet; a file's figure fits its title
             centre = width / 2
         return 2 * min(centre, width - centre) - 12
 
