@@ -50,6 +50,7 @@ from app.widgets import screen_fit
 from app.widgets.frame import after_first_paint
 from app.widgets.qt_compat import protect_singletons
 from app.widgets.settings import THEMES, Settings, dialog_dir, remember_dialog_path, use_for_dialogs
+from app.widgets.status_bar import ElidingStatusBar
 from app.widgets.theme import ThemeController
 from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
@@ -80,6 +81,7 @@ class MainWindow(HostAttributes, QMainWindow):
             self.setWindowIcon(QIcon(str(icon)))
         self.tabs = QTabWidget()
         self.setCentralWidget(self.tabs)
+        self.setStatusBar(ElidingStatusBar())  # a long message ends in "…" before the first-launch offer
         self.theme = ThemeController(self, self.settings.theme)
         self.theme.set_choice(self.settings.theme)  # before the widgets: on a built window it re-polishes them all
         self._build_tabs()
