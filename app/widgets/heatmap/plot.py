@@ -20,17 +20,40 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph import functions as fn
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QFontMetricsF, QImage, QPixmap
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QGraphicsPixmapItem, QSizePolicy
 
 AXIS_CELLS = {"top": (1, 1), "bottom": (3, 1), "left": (2, 0), "right": (2, 2)}
 """Where each axis sits in the plot's grid: the title in row 0, the view box at (2, 1), as ``PlotItem`` has it."""
 
 
+class LevelAxis(pg.AxisItem):
+    """The colour bar's levels: no more labels than its height holds.
+
+    Why: pyqtgraph always draws its first level of ticks, whatever the room. A 40 px bar (the Model tab's picked head
+    at 1024 x 640) drew 0, 0.2 … 1.0 on top of each other. Where the room is short this asks pyqtgraph for the
+    coarser ticks of a shorter axis (0, 0.5, 1.0), then keeps the two ends, and below two lines' height no label."""
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:  # noqa: N802, N803
+        levels = super().tickValues(minVal, maxVal, size)
+        line = QFontMetricsF(self.style.get("tickFont") or self.font()).height() * 1.2
+        if not levels or line <= 0:
+            return levels
+        room = int(size // line) + 1  # labels centre on their ticks: the two ends stand half out
+        spacing, values = levels[0]
+        if len(values) <= room:
+            return levels  # (pyqtgraph draws the finer levels' labels only where they fit)
+        for shrink in (0.5, 0.25, 0.1, 0.01):
+            coarse = super().tickValues(minVal, maxVal, size * shrink)
+            if coarse and 2 <= len(coarse[0][1]) <= room:
+                return [coarse[0]]
+        return [(spacing, [values[0], values[-1]] if room >= 2 else [])]
+
+
 class MapPlot(pg.GraphicsWidget):
     """A view box with four axes (left and bottom shown) and a hidden title, in ``PlotItem``'s grid."""
 
-    def __init__(self, parent: Any = None) -> None:
+    def __init__(self, parent: Any = None, axis_types: dict[str, type[pg.AxisItem]] | None = None) -> None:
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.layout = layout = QGraphicsGridLayout()
@@ -42,7 +65,7 @@ class MapPlot(pg.GraphicsWidget):
         layout.addItem(self.vb, 2, 1)
         self.axes: dict[str, dict[str, Any]] = {}
         for name, cell in AXIS_CELLS.items():
-            axis = pg.AxisItem(orientation=name, parent=self)
+            axis = (axis_types or {}).get(name, pg.AxisItem)(orientation=name, parent=self)
             # no SI prefix: the axes show token labels and the colour bar its levels as they are, and a prefixed
             # axis writes its title's HTML again on every change of range (~90 QGraphicsTextItem.setHtml a map)
             axis.autoSIPrefix = False
@@ -112,7 +135,7 @@ class MapColorBar(MapPlot):
 
     def __init__(self, values: tuple[float, float] = (0.0, 1.0), colorMap: Any = None,  # noqa: N803
                  width: float = 25) -> None:
-        super().__init__()
+        super().__init__(axis_types={"right": LevelAxis})
         self.values = (float(values[0]), float(values[1]))
         self._colorMap: Any = None
         self.img_list: list[weakref.ref[Any]] = []
