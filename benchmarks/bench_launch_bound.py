@@ -7,8 +7,10 @@ bytecode written first, alternating with the bare window), in variants
 
 - ``ours``: the window as it is;
 - ``no maps``: the Steps view's five ``HeatmapWidget``s replaced by empty widgets (``EmptyMap`` below: they take the
-  same place, answer the pipeline's calls and draw nothing; their modules are still imported). No rewrite of the maps
-  can do better than this;
+  same place, with a map's size hint, answer the pipeline's calls and draw nothing; their modules are still
+  imported). No rewrite of the maps can do better than this. (Without a map's size hint the Playground tab is first
+  laid out 1008 px wide, below its narrow layout's 1150, and switches to it and back before the first frame: ~30 ms
+  of re-polishing that the real window does not pay);
 - ``no style sheet``: the theme's style sheet left out (every widget is polished by it when it joins the window);
 - ``no maps, no style sheet``: both.
 
@@ -30,7 +32,7 @@ import bench_gui_edit as bench  # noqa: E402
 
 EMPTY_MAPS = '''
 import numpy as _np
-from PySide6.QtCore import QObject as _QObject, QRectF as _QRectF, Signal as _Signal
+from PySide6.QtCore import QObject as _QObject, QRectF as _QRectF, QSize as _QSize, Signal as _Signal
 from PySide6.QtGui import QFont as _QFont
 from PySide6.QtWidgets import QWidget as _QWidget
 import app.playground.qt.pipeline as _pipeline
@@ -58,6 +60,7 @@ class EmptyMap(_QWidget):
         self.plot, self.overlay, self._values = _Plot(), _Cells(), _np.zeros((0, 0))
         self.export_button = self.export_extras = None
         self.export_dir = ""
+    def sizeHint(self): return _QSize(600, 480)  # a map's (its graphics view's): the window lays out as with maps
     def values(self): return self._values
     def set_data(self, values, *args, **kwargs): self._values = _np.asarray(values)
     def set_colorbar_shown(self, shown): return False
