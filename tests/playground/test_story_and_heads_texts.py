@@ -48,3 +48,21 @@ def test_multihead_banner_counts_the_matrices_as_they_are():
     m.set_heads(2)
     shapes = [m.matrices[n].shape for n in ("W_Q", "W_K", "W_V", "W_O")]
     assert _banner_count(m.heads_info) == sum(r * c for r, c in shapes)
+
+
+def test_the_one_head_hint_names_the_box_of_the_heads_control_and_no_side(window):
+    """"Choose 2 or more heads in the Heads control (right)" was wrong on a narrow window, where the control sits in
+    the left column's second tab: the hint now names the box the control is in, which is the same in both
+    layouts."""
+    from PySide6.QtWidgets import QGroupBox
+
+    hint = window.playground.heads_info.split("<br>")[-1]
+    assert "Choose 2 or more" in hint
+    assert "right" not in hint and "left" not in hint
+    box = window.controls.heads_spin.parentWidget()
+    while not isinstance(box, QGroupBox):
+        box = box.parentWidget()
+    assert f'"{box.title()}"' in hint
+    for narrow in (True, False):  # the box stays one of the controls, whichever column shows them
+        window.tab.set_narrow(narrow)
+        assert window.controls.isAncestorOf(box)

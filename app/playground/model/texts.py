@@ -220,7 +220,9 @@ def heads_info_html(state: PlaygroundState) -> str:
             "heads): heads split the width, they add no parameters. Black lines mark head boundaries; W_O is "
             "editable on the left.")
     if h == 1:
-        text += "<br><i>Choose 2 or more heads in the Heads control (right) to see the split.</i>"
+        # (no "right": on a narrow window the control sits in the left column's "Scale, mask, heads" tab)
+        text += ("<br><i>Choose 2 or more Heads (the \"Heads and device\" box, after Scale and Mask) to see the "
+                 "split.</i>")
     return text
 
 
