@@ -22,6 +22,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from app.widgets.grid.fit import fit_to_view
 from app.widgets.grid.overlay import MapOverlay
 from app.widgets.heatmap.style import let_title_overflow
 from app.widgets.heatmap.view import colormap
@@ -185,6 +186,7 @@ class HeadGrid(QWidget):
         self._shape = (0, 0)
         self.colorbar = None
         self._placeholder = self.graphics.addLabel(text, size="11pt", color=self._colors.muted)
+        fit_to_view(self.graphics)
 
     def set_dark(self, dark: bool) -> None:
         """The theme: background, axes, titles, numbers, sparklines and colour bar (not the maps' colours)."""
@@ -227,6 +229,7 @@ class HeadGrid(QWidget):
         self._short_titles = self._titles_must_shorten()
         self._retitle()
         self._apply_disabled()
+        fit_to_view(self.graphics)  # a narrow column shows the whole grid, smaller (app/widgets/grid/fit.py)
 
     SHORT_TITLES_BELOW = 125
     """Map width (px) under which titles shorten to "L1 · H2": "layer 1 · head 2" needs ~115 px at 9 pt and
@@ -253,6 +256,7 @@ class HeadGrid(QWidget):
         if short != self._short_titles:
             self._short_titles = short
             self._retitle()
+        fit_to_view(self.graphics)
 
     @property
     def shape(self) -> tuple[int, int]:
