@@ -5,7 +5,7 @@ names or the tokens. A narrow map's title stays inside it."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtGui import QImage, QPainter
+from axis_drawing import drawn_labels
 
 from app.widgets.grid.mosaic import MosaicGrid
 from app.widgets.heatmap.view import HeatmapWidget
@@ -13,13 +13,7 @@ from app.widgets.heatmap.view import HeatmapWidget
 
 def drawn_texts(axis) -> list[str]:
     """The strings the axis draws at its current size (pyqtgraph's own drawing plan)."""
-    image = QImage(10, 10, QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [] if specs is None else [text for _rect, _flags, text in specs[2]]
+    return [text for text, _rect in drawn_labels(axis)]
 
 
 def shown(qtbot, widget, width: int, height: int):

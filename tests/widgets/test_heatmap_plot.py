@@ -5,6 +5,7 @@ axes show the labels given, unscaled."""
 from __future__ import annotations
 
 import numpy as np
+from axis_drawing import drawn_labels
 from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QApplication, QMenu
 
@@ -68,19 +69,6 @@ def test_a_new_range_rewrites_no_axis_title(qtbot, monkeypatch):
     assert axis.range == [-0.0004, 0.0004] and axis.autoSIPrefixScale == 1.0  # the levels, as they are
 
 
-def _level_labels(axis) -> list[tuple[str, object]]:
-    """The colour bar's labels as the axis would draw them now: (text, rect), from pyqtgraph's own drawing plan."""
-    from PySide6.QtGui import QImage, QPainter
-
-    image = QImage(10, 10, QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [] if specs is None else [(text, rect) for rect, _flags, text in specs[2]]
-
-
 def test_a_short_colour_bar_draws_only_the_level_labels_it_has_room_for(qtbot):
     """A 40 px bar (the Model tab's picked head at 1024 x 640) drew 0, 0.2 … 1.0 on top of each other: pyqtgraph
     always draws its first level of ticks. Now no two labels overlap, the ends are named while two lines fit, and a
@@ -91,12 +79,12 @@ def test_a_short_colour_bar_draws_only_the_level_labels_it_has_room_for(qtbot):
     hm.show()
     axis = hm.colorbar.getAxis("right")
     hm.resize(320, 400)
-    qtbot.waitUntil(lambda: len(_level_labels(axis)) >= 6, timeout=5_000)  # 0, 0.2 … 1.0: room for all
+    qtbot.waitUntil(lambda: len(drawn_labels(axis)) >= 6, timeout=5_000)  # 0, 0.2 … 1.0: room for all
     for height in (150, 110, 95, 80):
         hm.resize(320, height)
         qtbot.wait(50)
         QApplication.processEvents()
-        labels = _level_labels(axis)
+        labels = drawn_labels(axis)
         rects = [rect for _t, rect in labels]
         assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:]), (height, labels)
         if axis.geometry().height() >= 1.2 * QFontMetricsF(axis.font()).height():  # room for two: both ends
