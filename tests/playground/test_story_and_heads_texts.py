@@ -63,6 +63,9 @@ def test_the_one_head_hint_names_the_box_of_the_heads_control_and_no_side(window
     while not isinstance(box, QGroupBox):
         box = box.parentWidget()
     assert f'"{box.title()}"' in hint
-    for narrow in (True, False):  # the box stays one of the controls, whichever column shows them
-        window.tab.set_narrow(narrow)
-        assert window.controls.isAncestorOf(box)
+    # why no side will do: the box is in the right-hand column when wide, in the left one's tabs when narrow
+    tab = window.tab
+    tab.set_narrow(False)
+    assert tab.indexOf(tab.controls_scroll) == tab.count() - 1 and tab.controls_scroll.isAncestorOf(box)
+    tab.set_narrow(True)
+    assert tab.indexOf(tab.side_tabs) == 0 and tab.side_tabs.isAncestorOf(box)

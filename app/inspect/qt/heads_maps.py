@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -34,7 +33,7 @@ from app.inspect.model.heads_views import (
 from app.inspect.model.session import InspectSession
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.grid.overlay import MapOverlay
-from app.widgets.heatmap.style import let_title_overflow
+from app.widgets.heatmap.style import elided_title, let_title_overflow
 from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, span, style_plot, style_view
 
@@ -153,8 +152,7 @@ class LossCurveView(RedrawWhenShown, QWidget):
         self._title, self._drawn = title, drawn
         font = self.plot_widget.font()
         font.setPointSizeF(9)
-        room = max(self.plot_widget.width() - 16, 40)
-        text = QFontMetricsF(font).elidedText(title, Qt.TextElideMode.ElideRight, room)
+        text = elided_title(title, font, self.plot_widget.width() - 16)
         self.plot.setTitle(text, size="9pt")
         self.plot_widget.setToolTip(title if text != title else "")
         for name in ("left", "bottom"):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.common.levels import MIN_LEVEL
 from app.widgets.theme import AXES as AXES  # re-exported: app/widgets/heatmap/view.py lays out every axis
@@ -96,6 +97,13 @@ def apply_plot_theme(graphics: Any, plot: Any, colorbar: Any, dark: bool) -> Non
     style_view(graphics, c)
     style_plot(plot, c)
     style_plot(colorbar, c)
+
+
+def elided_title(title: str, font: QFont, room: float) -> str:
+    """``title`` cut with "…" to ``room`` px in ``font``, or whole when it fits or when there is no room to speak of
+    (40 px or less: a plot not laid out yet). The one rule of the maps' and plots' titles; the caller puts the whole
+    title in a tooltip when this differs from it."""
+    return title if room <= 40 else QFontMetricsF(font).elidedText(title, Qt.TextElideMode.ElideRight, room)
 
 
 def let_title_overflow(label: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QVBoxLayout, QWidget
 
 from app.widgets.heatmap import file as heatmap_file
@@ -32,6 +32,7 @@ from app.widgets.heatmap.style import (
     KINDS,
     apply_plot_theme,
     colormap,
+    elided_title,
     let_title_overflow,
     levels_for,
     show_range_note,
@@ -244,8 +245,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         font.setPointSizeF(pt)
         width = self._title_room()
         rich = "<" in self._title  # an export's two-line title: the figure is made wide enough for it
-        text = self._title if rich or width <= 40 else \
-            QFontMetricsF(font).elidedText(self._title, Qt.TextElideMode.ElideRight, width)
+        text = self._title if rich else elided_title(self._title, font, width)
         key = (text, round(pt, 2), self._dark)
         if key == self._drawn_title:
             return
