@@ -65,6 +65,8 @@ class SurfaceView(RedrawWhenShown, QWidget):
         self._range = (0.0, 1.0)
         self.labels: list[Any] = []
         self.problem: str | None = None  # None: not tried yet; "": OpenGL works
+        self._building = False  # the OpenGL widget is being added (see ensure_gl)
+        self._gl_module: Any = None
         self.surface: Surface | None = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(2, 2, 2, 2)
@@ -104,12 +106,18 @@ class SurfaceView(RedrawWhenShown, QWidget):
 
     # ------------------------------------------------------------------ OpenGL, created on first show
     def ensure_gl(self) -> bool:
-        """Create the 3D widget once; on any failure show why instead. True when the surface can be drawn."""
+        """Create the 3D widget once; on any failure show why instead. True when the surface can be drawn.
+
+        Adding the first OpenGL widget to a window makes Qt recreate the window: everything in it is hidden and
+        shown again before ``addWidget`` returns (the Learn dock too, which lifts a lesson's cover while hidden),
+        and this view's ``showEvent`` asks for a redraw in the middle of the build. ``_building`` turns that
+        redraw away; the caller draws once the build is done, with the cover as it is then."""
         if self.problem is None:
             self.problem = opengl_problem()
             if not self.problem:
+                self._building = True
                 try:
-                    gl = importlib.import_module("pyqtgraph.opengl")
+                    gl = self._gl_module = importlib.import_module("pyqtgraph.opengl")
                     self.gl = gl.GLViewWidget()
                     self.item = gl.GLSurfacePlotItem(shader=None, smooth=False, drawEdges=False, showGrid=True,
                                                      lineColor=(0.2, 0.2, 0.2, 0.6), lineWidth=1.0)
@@ -117,10 +125,11 @@ class SurfaceView(RedrawWhenShown, QWidget):
                     self.gl.addItem(self.base)
                     self.gl.addItem(self.item)
                     self.body.addWidget(self.gl, 1)
-                    self._gl_module = gl
                 except Exception as exc:  # a GL library that imports but cannot build the widget
                     self.problem = f"the 3D widget could not be created ({type(exc).__name__}: {exc})"
                     self.gl = self.item = None
+                finally:
+                    self._building = False
             if self.problem:
                 self.message.setText(f"The 3D surface needs OpenGL, which is not available here: {self.problem}. "
                                      "Every other tab works without it; the Steps tab shows the same numbers.")
@@ -141,19 +150,18 @@ class SurfaceView(RedrawWhenShown, QWidget):
 
     # ------------------------------------------------------------------ drawing
     def redraw(self) -> None:
-        withheld = self.concealment.withheld_message(self.step)
-        self.surface = None if withheld else surface_of(self.model, self.step)
-        if withheld and not self.problem:  # a lesson's question covers this map: no heights, no numbers
-            self.message.setText(f"{withheld}. The other steps can be shown meanwhile.")
-            self.message.show()
-            self.note.hide()
-            if self.gl is not None:
-                self.gl.hide()
+        if self._building:  # a show event in the middle of the OpenGL build: drawn when the build is done
+            self._stale = True
+            return
+        withheld = self._show_withheld()
         if not self.isVisible():  # OpenGL only once the tab is shown (never at start-up, never for a script)
             self._stale = True
             return
         self._stale = False
-        if not self.ensure_gl() or withheld:  # no OpenGL here: that is what the tab says, covered or not
+        if not self.ensure_gl():  # no OpenGL here: that is what the tab says, covered or not
+            return
+        withheld = self._show_withheld()  # asked again: the build hid and showed the window (and the Learn dock)
+        if withheld:
             return
         self.message.hide()  # a cover lifted
         self.gl.show()
@@ -187,6 +195,19 @@ class SurfaceView(RedrawWhenShown, QWidget):
                                   distance=1.8 * max(rows, cols, 2) + 3.0, elevation=28, azimuth=-55)
         self.note.setText(f"{s.title}: {s.note}. Drag to rotate, scroll to zoom.")
         self.note.show()
+
+    def _show_withheld(self) -> str:
+        """The cover's message when a lesson's question covers this step ("" when not): the tab then says so
+        instead of the surface (no heights, no numbers)."""
+        withheld = self.concealment.withheld_message(self.step)
+        self.surface = None if withheld else surface_of(self.model, self.step)
+        if withheld and not self.problem:
+            self.message.setText(f"{withheld}. The other steps can be shown meanwhile.")
+            self.message.show()
+            self.note.hide()
+            if self.gl is not None:
+                self.gl.hide()
+        return withheld
 
     def drawn_heights(self) -> np.ndarray:
         """The z of each tile as the GL item holds it (before the display stretch): one per cell."""
