@@ -250,3 +250,204 @@ def test_the_feature_map_names_every_module():
     actual = {p.relative_to(ROOT / "app").as_posix() for p in (ROOT / "app").rglob("*.py")}
     assert sorted(actual - named) == [], "modules missing from docs/architecture.md's feature map"
     assert sorted(named - actual) == [], "the feature map names modules that do not exist"
+
+
+# ---------------------------------------------------------------- no test asserts elapsed wall time
+CLOCK_FUNCTIONS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "process_time_ns",
+                   "thread_time", "thread_time_ns", "time_ns"}
+ASSERT_METHODS = {"assertLess", "assertLessEqual", "assertGreater", "assertGreaterEqual", "assertTrue", "assertFalse"}
+HANG_GUARDS = ("tests/hang_guard.py",)
+"""The helpers that may read a clock: a wait bounded by a named hang guard, raising ``Hung`` (not an assert)."""
+
+
+class _ClockReads:
+    """Which expressions of one scope (a module's top level, or one function with what it nests) depend on a clock
+    reading: a clock call (``time.perf_counter()``, ``monotonic()`` imported bare, ``t.time()`` for ``import time as
+    t``, ``datetime.now()``), or a name assigned from one (``t0``, ``elapsed = perf_counter() - t0``, a list a clock
+    difference was appended to, a loop variable over such a list), to a fixed point."""
+
+    def __init__(self, nodes: list, functions: set[str], modules: set[str]) -> None:
+        import ast
+
+        self.functions, self.modules, self.tainted = functions, modules, set()
+        changed = True
+        while changed:
+            changed = False
+            for node in nodes:
+                bound: list = []
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and \
+                        node.value is not None and self.reads(node.value):
+                    bound = list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+                elif isinstance(node, (ast.For, ast.comprehension)) and self.reads(node.iter):
+                    bound = [node.target]
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr in ("append", "extend", "add", "insert") and \
+                        any(self.reads(a) for a in node.args):
+                    bound = [node.func.value]
+                for target in bound:
+                    for sub in ast.walk(target):
+                        if isinstance(sub, (ast.Name, ast.Attribute)) and ast.unparse(sub) not in self.tainted:
+                            self.tainted.add(ast.unparse(sub))
+                            changed = True
+
+    def is_clock(self, node) -> bool:
+        import ast
+
+        if not isinstance(node, ast.Call):
+            return False
+        f = node.func
+        if isinstance(f, ast.Name):
+            return f.id in self.functions
+        if not isinstance(f, ast.Attribute):
+            return False
+        base = ast.unparse(f.value)
+        return (f.attr in CLOCK_FUNCTIONS or (f.attr == "time" and base in self.modules)
+                or (f.attr in ("now", "utcnow") and base.split(".")[-1] == "datetime"))
+
+    def reads(self, expr) -> bool:
+        import ast
+
+        todo = [expr]
+        while todo:
+            sub = todo.pop()
+            if self.is_clock(sub) or (isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Load)
+                                      and ast.unparse(sub) in self.tainted):
+                return True
+            if not (isinstance(sub, ast.Call) and ast.unparse(sub.func) == "len"):  # how many: not a time
+                todo.extend(ast.iter_child_nodes(sub))
+        return False
+
+    def compares(self, expr) -> bool:
+        """Whether ``expr`` orders (``<``, ``>=``, ``min(…) <= …``) something that depends on a clock (``len`` of a
+        list of timings is a count, not a time)."""
+        import ast
+
+        order = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+        return any(isinstance(sub, ast.Compare) and any(isinstance(op, order) for op in sub.ops) and self.reads(sub)
+                   for sub in ast.walk(expr))
+
+
+def clock_assertions(source: str, name: str = "<test>") -> list[str]:
+    """``name:line: code`` of each check in ``source`` that compares a clock reading: an ``assert``, a unittest
+    ``self.assertLess(…)``-style call, or an ``if …: raise / pytest.fail(…)``."""
+    import ast
+
+    tree = ast.parse(source)
+    functions, modules = set(), {"time"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.name == "time" and a.asname}
+        elif isinstance(node, ast.ImportFrom) and node.module == "time":
+            functions |= {a.asname or a.name for a in node.names if a.name in CLOCK_FUNCTIONS | {"time"}}
+
+    def inside(node, descend: bool) -> list:
+        """``node``'s sub-nodes; without ``descend``, a function's body is left to its own scope."""
+        out, todo = [], list(ast.iter_child_nodes(node))
+        while todo:
+            n = todo.pop()
+            out.append(n)
+            if descend or not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                todo.extend(ast.iter_child_nodes(n))
+        return out
+
+    scopes = [inside(tree, descend=False)]
+    scopes += [inside(f, descend=True) for f in ast.walk(tree)
+               if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    found: dict[int, str] = {}
+    for nodes in scopes:
+        clock = _ClockReads(nodes, functions, modules)
+        for node in nodes:
+            if isinstance(node, ast.Assert):
+                bad = clock.compares(node.test)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ASSERT_METHODS:
+                bad = any(clock.reads(a) for a in node.args)
+            elif isinstance(node, ast.If):
+                fails = any(isinstance(n, ast.Raise) or (isinstance(n, ast.Call) and ast.unparse(n.func) in
+                                                         ("pytest.fail", "fail")) for s in node.body
+                            for n in ast.walk(s))
+                bad = fails and clock.compares(node.test)
+            else:
+                continue
+            if bad:
+                found[node.lineno] = f"{name}:{node.lineno}: {ast.unparse(node).splitlines()[0][:100]}"
+    return [found[line] for line in sorted(found)]
+
+
+def test_no_test_asserts_elapsed_wall_time():
+    """No test asserts how long something took: on a shared machine under load a wall-clock bound fails at random
+    (``train --steps 5`` within 1.5 s of its compute failed CI twice) or is too loose to prove anything. A test
+    asserts the property instead: what is imported, what is called, which state is reached, how many calls run
+    after a cancel. Speeds are figures in ``benchmarks/`` (``bench_responsiveness.py``, in ``run_all.py``).
+
+    Flagged: an ``assert`` (also ``self.assertLess``-style calls, and ``if …: raise`` / ``pytest.fail``) that
+    compares a value read from ``time.perf_counter``/``monotonic``/``time``/``process_time`` (or their ``_ns``
+    forms, ``datetime.now``), directly or through names assigned from one, across lines.
+
+    Allowed idiom, the hang guard: a wait for a state bounded so that a broken build fails instead of hanging, at
+    least ten times the expected time and named as such. Use ``hang_guard.wait_until(done, what,
+    hang_guard_s=…)`` (``tests/hang_guard.py``, which raises ``Hung``), a ``timeout=`` handed to
+    ``qtbot.waitUntil`` / ``Thread.join`` / ``Event.wait`` followed by an assert on the state (not on a clock), or
+    a loop ``while clock() < end`` that asserts the state after it."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel not in HANG_GUARDS:
+            found += clock_assertions(path.read_text(encoding="utf-8"), rel)
+    assert found == [], "tests assert elapsed wall time (see this test's docstring for the allowed hang guard):\n" + \
+        "\n".join(found)
+
+
+PLANTED_TIMINGS = '''
+import time
+import time as clock
+from time import perf_counter as pc, monotonic
+from datetime import datetime
+from hang_guard import wait_until
+
+
+def test_planted(worker, stop):
+    t0 = time.perf_counter()
+    work()
+    assert time.perf_counter() - t0 < 1.0  # FLAG
+    assert done and (  # FLAG (multi-line)
+        time.monotonic() - t0
+        < 2)
+    elapsed = pc() - t0
+    assert elapsed <= 0.5, elapsed  # FLAG (through a name)
+    overheads = []
+    for _ in range(3):
+        start = monotonic()
+        run()
+        overheads.append(monotonic() - start - compute)
+    assert min(overheads) <= 1.5  # FLAG (through a list)
+    assert clock.time() - t0 < 3  # FLAG (the module under another name)
+    assert (datetime.now() - t0).total_seconds() < 3  # FLAG
+    if elapsed > 2:  # FLAG (if ... fail)
+        pytest.fail("too slow")
+    deadline = time.monotonic() + 120
+    assert proc.poll() is None and time.monotonic() < deadline  # FLAG (a deadline in an assert)
+    self.assertLess(time.perf_counter() - t0, 1.0)  # FLAG
+
+    # allowed: the property, and hang guards that assert a state, never a clock
+    assert worker.wait(10) and not worker.is_alive()
+    wait_until(lambda: stop.is_set(), "the worker stops", hang_guard_s=30)
+    end = time.monotonic() + 5
+    while time.monotonic() < end and not stop.is_set():
+        pump()
+    assert stop.is_set()
+    print(f"took {time.perf_counter() - t0:.2f} s")
+    n = len(overheads)
+    assert n == 3 and len(overheads) >= 3  # how many, not how long
+
+
+def test_another_scope_names_start_too():
+    start = 3  # not a clock here: names are followed per function
+    assert start < 5
+'''
+
+
+def test_the_wall_time_rule_catches_planted_cases():
+    flagged = [int(line.split(":")[1]) for line in clock_assertions(PLANTED_TIMINGS, "planted.py")]
+    marked = [i for i, line in enumerate(PLANTED_TIMINGS.splitlines(), 1) if "# FLAG" in line]
+    assert len(marked) == 9 and flagged == marked

@@ -1,6 +1,6 @@
 """The command line as users meet it (issue 26): every option and output checked before any work (exit 2, one line
 naming the option), --version and --help without torch, the window's messages without a display, --self-test on
-its own settings, and ``train --steps 5`` without ``torch._dynamo``."""
+its own settings, and ``train --steps 5`` without ``torch._dynamo`` or another heavy module."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hang_guard import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -196,22 +197,26 @@ def test_self_test_keeps_the_users_settings_and_prints_no_platform_notice(tmp_pa
     assert "propagateSizeHints" not in r.stderr and "does not support" not in r.stderr, r.stderr[-2000:]
 
 
-def test_train_steps_5_imports_no_dynamo_and_starts_fast(tmp_path):
-    """The optimiser no longer imports torch._dynamo (attention_core/optim.py); the wall time of ``train --steps
-    5`` stays within 1.5 s of its training compute (best of three, on a machine that may be busy)."""
-    code = ("import sys\nfrom app.cli import main\n"
-            f"main(['train', '--steps', '5', '--out', {str(tmp_path / 'd')!r}])\n"
-            "print('DYNAMO', 'torch._dynamo' in sys.modules, 'sympy' in sys.modules)\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and "DYNAMO False False" in r.stdout, (r.stdout[-500:], r.stderr[-2000:])
-    overheads = []
-    for i in range(3):
-        start = time.perf_counter()
-        res = run_app("train", "--steps", "5", "--out", str(tmp_path / f"r{i}"))
-        wall = time.perf_counter() - start
-        assert res.returncode == 0, res.stderr
-        overheads.append(wall - json.loads(res.stdout.strip().splitlines()[-1])["wall_seconds"])
-    assert min(overheads) <= 1.5, overheads
+HEAVY = ("torch._dynamo", "torch._inductor", "torch._functorch.aot_autograd", "torch.onnx", "torch.utils.tensorboard",
+         "sympy", "mpmath", "networkx", "jinja2", "PIL", "imageio", "PySide6", "shiboken6", "pyqtgraph", "superqt",
+         "psygnal", "transformers", "huggingface_hub", "tokenizers", "fsspec")
+"""Installed here, each costing tenths of a second (``torch._dynamo`` with sympy ~1.5 s) and none needed by a
+headless ``train`` without ``--gif``: the compiler stack, the exporters, imaging, Qt, the model hub."""
+
+
+def test_train_steps_5_imports_no_dynamo_nor_any_other_heavy_module(tmp_path):
+    """``train --steps 5`` starts fast because it imports only what it needs: the optimiser no longer imports
+    torch._dynamo (attention_core/optim.py), and nothing else heavy (``HEAVY``) comes in on the way. How long its
+    start-up takes over ``import torch`` on this machine is a figure: benchmarks/bench_responsiveness.py."""
+    code = ("import json, sys\nfrom app.cli import main\n"
+            f"rc = main(['train', '--steps', '5', '--out', {str(tmp_path / 'd')!r}])\n"
+            f"print('LOADED', json.dumps(sorted(m for m in sys.modules if m.startswith({HEAVY!r}))))\n"
+            "sys.exit(rc)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "LOADED" in r.stdout, (r.stdout[-500:], r.stderr[-2000:])
+    assert json.loads(r.stdout.split("LOADED", 1)[1]) == []
+    summary = json.loads(r.stdout.split("LOADED", 1)[0].strip().splitlines()[-1])
+    assert summary["steps"] == 5 and (tmp_path / "d" / "model.safetensors").is_file()  # it did train
 
 
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
@@ -224,10 +229,9 @@ def test_a_film_stopped_leaves_no_file_and_keeps_the_run(tmp_path, signal_name):
     proc = subprocess.Popen([sys.executable, "-m", "app", "train", "--steps", "60", "--out", str(tmp_path / "run"),
                              "--gif", str(tmp_path / "film.gif")], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "run" / "history.csv").exists():  # the run is written: the film starts now
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.02)
+    history = tmp_path / "run" / "history.csv"  # the run is written: the film starts now
+    wait_until(lambda: history.exists() or proc.poll() is not None, "the run's files", hang_guard_s=120, poll_s=0.02)
+    assert proc.poll() is None, proc.communicate()
     time.sleep(0.3)
     os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)

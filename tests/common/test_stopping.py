@@ -33,11 +33,17 @@ def _as_app_code(source: str) -> dict:
     return namespace
 
 
-def test_a_signal_in_the_apps_code_stops_at_once_with_128_plus_its_number(capsys):
-    work = _as_app_code("def work():\n    os.kill(os.getpid(), signal.SIGTERM)\n    time.sleep(5)\n    return 0\n")
-    start = time.perf_counter()
-    assert guarded(work["work"], ["train"]) == 143
-    assert time.perf_counter() - start < 2
+def test_a_signal_in_the_apps_code_stops_at_once_with_128_plus_its_number(capsys, monkeypatch):
+    """At once: the handler raises in the app's frame itself; nothing is armed to raise it later (which would let
+    the 5 s sleep run first), and not one more line of the app's code runs."""
+    armed: list[object] = []
+    arm = stopping._arm
+    monkeypatch.setattr(stopping, "_arm", lambda frame: armed.append(frame) or arm(frame))
+    work = _as_app_code("def work(ran):\n    os.kill(os.getpid(), signal.SIGTERM)\n    ran.append('next line')\n"
+                        "    time.sleep(5)\n    return 0\n")
+    ran: list[str] = []
+    assert guarded(lambda: work["work"](ran), ["train"]) == 143
+    assert ran == [] and armed == []
     assert capsys.readouterr().err == "attention-playground train: stopped\n"
 
 
@@ -74,17 +80,16 @@ def test_a_signal_inside_an_import_is_raised_once_the_import_is_over_without_tra
     app_code = _as_app_code("def work(log):\n"
                             "    import slow_library\n"
                             "    log.append(set(slow_library.traced))\n"
-                            "    end = time.monotonic() + 5\n"
-                            "    while time.monotonic() < end:\n"
+                            "    hang_guard = time.monotonic() + 5\n"  # the stop comes within milliseconds
+                            "    while time.monotonic() < hang_guard:\n"
                             "        pass\n"
                             "    log.append('never')\n"
                             "    return 0\n")
     log: list[object] = []
-    start = time.perf_counter()
     assert guarded(lambda: app_code["work"](log), ["inspect"]) == 130
-    assert time.perf_counter() - start < 2
     # imported to its end, untraced (every one of its 20,000 calls saw no trace function); stopped in the app's
-    # code after it: on the line after the import or the next (the watching thread races the main one there)
+    # code after it, soon: on the line after the import or the next (the watching thread races the main one
+    # there), never after the loop ran out (how soon on this machine: benchmarks/bench_responsiveness.py)
     assert set(sys.modules["slow_library"].traced) == {None}
     assert log in ([], [{None}])
     assert capsys.readouterr().err == "attention-playground inspect: stopped\n"

@@ -1,5 +1,5 @@
 """The Lab: its Qt-free model (ThreadRunner) and its tab in the real window (QtRunner): choices refused with a
-reason, a run drawn live with slopes that match an independent fit, hover, Cancel within a second, exports,
+reason, a run drawn live with slopes that match an independent fit, hover, Cancel honoured at the next call, exports,
 theme, and the window's close stopping a running measurement."""
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ import time
 
 import numpy as np
 import pytest
+from hang_guard import HANG_GUARD_S, wait_until
 
 from app.lab.model import ScalingLab
 from attention_core import scaling
 from attention_core.scaling import ScalingConfig
 
+HANG_GUARD_MS = int(HANG_GUARD_S * 1000)
 TINY = ScalingConfig(max_n=64, min_n=16, repeat=2, heads=1, d=8, impls=("naive-numpy", "naive-torch"), threads=1)
 
 
@@ -23,8 +25,21 @@ def _slope(ns, vs):
     return float(np.polyfit(np.log(ns[k:]), np.log(vs[k:]), 1)[0])
 
 
-def _slow_calls(monkeypatch, seconds=0.05):
-    monkeypatch.setattr(scaling, "_callable", lambda impl, dev, cfg, n: (lambda: time.sleep(seconds)))
+def _slow_calls(monkeypatch, seconds=0.05) -> list[str]:
+    """Each measured call sleeps ``seconds`` and notes "call" in the list returned; a test notes its own actions in
+    it too, so the calls started after a cancel can be counted."""
+    log: list[str] = []
+
+    def call() -> None:
+        log.append("call")
+        time.sleep(seconds)
+
+    monkeypatch.setattr(scaling, "_callable", lambda impl, dev, cfg, n: call)
+    return log
+
+
+def _calls_after(log: list[str], mark: str) -> int:
+    return log[log.index(mark):].count("call")
 
 
 def test_model_runs_and_derives_what_the_views_show():
@@ -67,18 +82,19 @@ def test_model_refuses_bad_choices_and_says_why():
     assert lab.config.devices == ("cpu",)
 
 
-def test_model_cancel_stops_within_a_second(monkeypatch):
-    _slow_calls(monkeypatch)
+def test_model_cancel_is_honoured_at_the_next_call(monkeypatch):
+    """Cancel says "cancelling" at once and the run stops at the next check: at most the call in flight runs after
+    it, not the rest of the ~6 s of calls. (How soon on this machine: benchmarks/bench_responsiveness.py.)"""
+    log = _slow_calls(monkeypatch)
     lab = ScalingLab(config=ScalingConfig(max_n=32, min_n=16, repeat=60, impls=("naive-torch",),
                                           matmul_limit=False))  # ~6 s of calls
     lab.start()
-    time.sleep(0.3)
-    t0 = time.perf_counter()
+    wait_until(lambda: "call" in log, "the first measured call")
+    log.append("cancel")
     lab.cancel()
     assert lab.run_state == "cancelling"
-    while lab.is_running and time.perf_counter() - t0 < 3:
-        lab.runner.pump(0.02)
-    assert lab.run_state == "cancelled" and time.perf_counter() - t0 < 1.0
+    assert lab.wait_idle(HANG_GUARD_S)
+    assert lab.run_state == "cancelled" and _calls_after(log, "cancel") <= 1, log[-5:]
     assert "Cancelled" in lab.status and lab.run.cancelled
 
 
@@ -127,23 +143,25 @@ def test_lab_tab_runs_plots_hovers_exports(window, qtbot, tmp_path):
 
 
 def test_lab_cancel_button_and_close_stop_the_worker(window, qtbot, monkeypatch):
-    _slow_calls(monkeypatch)
+    """Cancel, and closing the window, stop a run at its next check: at most the call in flight runs after either,
+    and the worker has ended when ``close`` returns."""
+    log = _slow_calls(monkeypatch)
     host = window.lab
     tab = host.show()
     host.model.set_choice(max_n=32, repeat=60, impls=["naive-torch"])
     tab.controls.run_button.click()
-    qtbot.waitUntil(lambda: host.model.done >= 1, timeout=5000)  # the matmul limit arrived; a point is in flight
-    t0 = time.perf_counter()
+    qtbot.waitUntil(lambda: host.model.done >= 1, timeout=HANG_GUARD_MS)  # the matmul limit arrived
+    log.append("cancel")
     tab.controls.cancel_button.click()
-    qtbot.waitUntil(lambda: host.model.run_state == "cancelled", timeout=3000)
-    assert time.perf_counter() - t0 < 1.0
+    qtbot.waitUntil(lambda: host.model.run_state == "cancelled", timeout=HANG_GUARD_MS)
+    assert _calls_after(log, "cancel") <= 1, log[-5:]
     assert tab.controls.run_button.isEnabled() and not tab.controls.cancel_button.isEnabled()
     # closing the window while a run is in flight stops it and waits for its worker
+    log.append("run again")
     tab.controls.run_button.click()
-    qtbot.waitUntil(lambda: host.model.done >= 1, timeout=5000)
-    t0 = time.perf_counter()
+    qtbot.waitUntil(lambda: "call" in log[log.index("run again"):], timeout=HANG_GUARD_MS)  # a point is in flight
+    log.append("close")
     window.close()
-    assert time.perf_counter() - t0 < 3.0
     assert host.model.run.cancelled
     handle_done = host.model._handle is None or not host.model._handle.is_alive()
-    assert handle_done
+    assert handle_done and _calls_after(log, "close") <= 1, log[-5:]

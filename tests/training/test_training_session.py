@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from hang_guard import wait_until
 
 from app.common.runner import ThreadRunner
 from app.training.model.session import GOAL, RUN_STATES, TRY_INTERVAL_S, TrainingEvents, TrainingSession
@@ -89,10 +90,7 @@ def run_to_end(s: TrainingSession) -> None:
 def pump_until(s: TrainingSession, cond, timeout_s: float = 20.0) -> None:
     runner = s.runner
     assert isinstance(runner, ThreadRunner)
-    deadline = time.perf_counter() + timeout_s
-    while not cond():
-        assert time.perf_counter() < deadline, "timed out"
-        runner.pump(0.02)
+    wait_until(cond, "the session's state", hang_guard_s=timeout_s, between=lambda: runner.pump(0.02))
 
 
 def settle(s: TrainingSession, seconds: float = 0.3) -> None:

@@ -7,6 +7,7 @@ import gc
 import threading
 import time
 
+from hang_guard import HANG_GUARD_S
 from PySide6.QtCore import QThreadPool, QTimer
 
 from app.training.model.runner import Ready, Stepped, drive
@@ -126,15 +127,15 @@ def test_wait_times_out_on_a_run_that_goes_on_and_gc_stays_on_the_gui_thread(qtb
 
     def blocked():
         yield "started"
-        release.wait(10)
+        release.wait(HANG_GUARD_S)  # held until the test releases it: a wait that ignored its timeout would hang
         yield "released"
 
     handle = runner.start(blocked, rec.on_item, rec.on_done)
     qtbot.waitUntil(lambda: rec.items == ["started"], timeout=10_000)
     assert not gc.isenabled(), "while a worker runs, cyclic garbage is collected on the GUI thread only"
-    t0 = time.perf_counter()
-    assert handle.wait(0.2) is False and handle.is_alive()
-    assert time.perf_counter() - t0 < 2.0
+    # the timeout is honoured: wait returns, saying the run goes on, while the run is still held
+    # (how far past 0.2 s it returns on this machine: benchmarks/bench_responsiveness.py)
+    assert handle.wait(0.2) is False and handle.is_alive() and not release.is_set()
     assert rec.done == []
     release.set()
     assert handle.wait(10.0) is True
