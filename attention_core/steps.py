@@ -121,16 +121,19 @@ def _prepare(q: Any, k: Any, v: Any, mask: Any,
                 f"mask of shape {m.shape} does not broadcast to scores of shape {target}"
             ) from None
         mask_b = np.broadcast_to(m, full)
+    return qa, ka, va, mask_b, _check_scale(scale, qa.shape[-1])
+
+
+def _check_scale(scale: Any, d_k: int) -> float:
     if scale is None:
-        scale_f = default_scale(qa.shape[-1])
-    else:
-        try:
-            scale_f = float(scale)
-        except (TypeError, ValueError):
-            raise ValueError(f"scale: expected a number, got {scale!r}") from None
-        if not math.isfinite(scale_f):
-            raise ValueError(f"scale: must be finite, got {scale_f}")
-    return qa, ka, va, mask_b, scale_f
+        return default_scale(d_k)
+    try:
+        scale_f = float(scale)
+    except (TypeError, ValueError):
+        raise ValueError(f"scale: expected a number, got {scale!r}") from None
+    if not math.isfinite(scale_f):
+        raise ValueError(f"scale: must be finite, got {scale_f}")
+    return scale_f
 
 
 def _softmax_masked_np(masked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -208,42 +211,63 @@ def attention_steps(
     )
 
 
+def _bulk_tensor(x: Any, name: str) -> Any:
+    """A torch tensor for the fused kernel: numpy and lists as ``to_numpy`` reads them; integer and bool
+    tensors become float64 (as in ``attention_steps``); complex is refused by name."""
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        return torch.as_tensor(to_numpy(x, name))
+    if x.is_complex():
+        raise ValueError(f"{name}: expected real numbers, got dtype {x.dtype} (shape {tuple(x.shape)})")
+    return x if x.is_floating_point() else x.to(torch.float64)
+
+
+def _bulk_mask(mask: Any, device: str) -> Any:
+    import torch
+
+    if isinstance(mask, torch.Tensor) and mask.dtype == torch.bool:
+        return mask.to(device)
+    return torch.as_tensor(to_bool_mask(mask), device=device)
+
+
 def attention(q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None = None,
               device: Any = "cpu") -> Any:
     """Bulk path: only the output, through torch's fused ``scaled_dot_product_attention``.
 
-    Takes and returns torch tensors (numpy or lists are converted; the result is then numpy). Same mask
-    convention (True = may attend) and the same guarantee that a fully masked row gives zeros, not NaN.
+    Takes and returns torch tensors (numpy or lists are converted; the result is then numpy). The same shape and
+    mask contract as ``attention_steps``: leading dims of q, k, v and the mask broadcast together, a mask of any
+    rank (0 up) that broadcasts to (..., Lq, Lk), True = may attend; a fully masked row gives zeros, not NaN.
     """
     import torch
     import torch.nn.functional as F
 
     dev = resolve_device(device)
     as_numpy = not isinstance(q, torch.Tensor)
-    tq, tk, tv = (
-        x if isinstance(x, torch.Tensor) else torch.as_tensor(to_numpy(x, n))
-        for x, n in ((q, "q"), (k, "k"), (v, "v"))
-    )
+    tq, tk, tv = (_bulk_tensor(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v")))
     batch = _check_shapes(tq, tk, tv)
-    tq, tk, tv = tq.to(dev), tk.to(dev), tv.to(dev)
+    scale_f = _check_scale(scale, int(tq.shape[-1]))
+    dtype = torch.promote_types(torch.promote_types(tq.dtype, tk.dtype), tv.dtype)
+    tq, tk, tv = (t.to(device=dev, dtype=dtype) for t in (tq, tk, tv))
+    lq, lk = int(tq.shape[-2]), int(tk.shape[-2])
+    lead = tuple(batch)
     m = None
     if mask is not None:
-        if isinstance(mask, torch.Tensor) and mask.dtype == torch.bool:
-            m = mask.to(dev)
-        else:
-            m = torch.as_tensor(to_bool_mask(mask), device=dev)
-        try:  # the same contract as attention_steps: any rank that broadcasts to (..., Lq, Lk)
-            full = torch.broadcast_shapes(m.shape, (*batch, tq.shape[-2], tk.shape[-2]))
-            if tuple(full[-2:]) != (tq.shape[-2], tk.shape[-2]):
-                raise RuntimeError
-        except RuntimeError:
-            raise ValueError(f"mask of shape {tuple(m.shape)} does not broadcast to scores of shape "
-                             f"{(*batch, tq.shape[-2], tk.shape[-2])}") from None
-        # a mask with more (or larger) leading dims than q adds them to the result: the fused kernel does not
-        # broadcast q, k, v against the mask, so they are expanded to the full leading shape (views, no copy)
-        lead = tuple(full[:-2])
-        tq, tk, tv = (t.expand(*lead, *t.shape[-2:]) for t in (tq, tk, tv))
-    out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=m, scale=scale)
+        m = _bulk_mask(mask, dev)
+        target = (*batch, lq, lk)
+        try:
+            full = tuple(torch.broadcast_shapes(tuple(m.shape), target))
+        except (RuntimeError, ValueError):
+            full = ()
+        if full[-2:] != (lq, lk):
+            raise ValueError(f"mask of shape {tuple(m.shape)} does not broadcast to scores of shape {target}")
+        lead = full[:-2]  # a mask may add leading dims (or widen ones of size 1): they become the result's
+        # The fused kernels index the mask as (..., Lq, Lk) with q's rank: a rank-0/1 mask, or a (Lq, Lk) one
+        # under 4-D queries, fails inside them (IndexError) unless it is given its full shape (a view, no copy).
+        m = m.expand(full)
+    # Nor do the fused kernels broadcast q, k, v against each other: each gets the full leading shape (views).
+    tq, tk, tv = (t.expand(*lead, *t.shape[-2:]) for t in (tq, tk, tv))
+    out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=m, scale=scale_f)
     if m is not None:
         blocked_rows = ~m.any(dim=-1, keepdim=True)
         if bool(blocked_rows.any()):

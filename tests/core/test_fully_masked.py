@@ -1,7 +1,8 @@
 """The fully masked contract: a mask that blocks every key of a row, of any rank that broadcasts, bool or 0/1,
 numpy, torch or a list, gives zero weights and a zero attention output (never NaN) at every entry point:
 ``attention_steps``, ``attention``, ``MultiHeadAttention`` (its heads; the module's output is then W_o's bias
-alone) and ``TinyTransformer`` (zero weights, finite logits). CUDA cases run only where a GPU is."""
+alone) and ``TinyTransformer`` (zero weights, finite logits), with 2-D or batched (4-D) queries. CUDA cases run
+only where a GPU is."""
 
 from __future__ import annotations
 
@@ -71,6 +72,23 @@ def test_attention_bulk_blocks_everything(form, as_torch, device):
     expected = attention_steps(q, k, v, mask=BLOCKED[form]).output
     assert tuple(out.shape) == expected.shape
     assert _max_abs(out) == 0.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("as_torch", [True, False], ids=["torch", "numpy"])
+@pytest.mark.parametrize("form", FORMS)
+def test_attention_bulk_blocks_everything_with_batched_queries(form, as_torch, device):
+    """4-D queries (2, 2, Lq, D) against 3-D keys and values (1, Lk, D): every form, rank 0 to 4, broadcasts and
+    gives zeros of the broadcast shape (a rank-0/1 mask used to fail inside the fused kernel with IndexError)."""
+    g = torch.Generator().manual_seed(2)
+    q = torch.randn(2, 2, LQ, D, generator=g, dtype=torch.float64)
+    k, v = (torch.randn(1, LK, D, generator=g, dtype=torch.float64) for _ in range(2))
+    args = (q, k, v) if as_torch else (q.numpy(), k.numpy(), v.numpy())
+    out = attention(*args, mask=BLOCKED[form], device=device)
+    steps = attention_steps(*args, mask=BLOCKED[form], device=device)
+    assert tuple(out.shape) == steps.output.shape == (2, 2, LQ, D)
+    assert _max_abs(out) == 0.0
+    assert _max_abs(steps.output) == 0.0 and _max_abs(steps.weights) == 0.0 and steps.fully_masked.all()
 
 
 @pytest.mark.parametrize("device", DEVICES)
