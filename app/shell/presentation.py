@@ -192,6 +192,9 @@ class Presenter(QObject):
             w.showFullScreen()
         else:
             self.close_solo()
+            # the fonts back at their size before the columns come back: under the presentation fonts a column
+            # at its least width would be held at the larger least width they need
+            self.apply_zoom()
             for p in self._hidden:
                 p.show()
             self._hidden = []
