@@ -13,6 +13,10 @@ average when it was measured, and the date:
 - **bundle size** (dist/attention-playground, when built; else "not built"): MiB on disk.
 - **--self-test** of the bundle (when built) and from source: median wall seconds; the bundle's baseline is the
   source's.
+- **responsiveness** (``bench_responsiveness.measure``): ``train --steps 5``'s start-up over its compute (baseline
+  ``python -c "import torch"``), Cancel in the scaling run and the Lab (baseline: the call in flight), QtRunner's
+  timed wait, a stop signal in the app's code and in an import, a heads scan's start (baseline: the whole scan):
+  what tests once asserted as wall-clock bounds.
 - **./test.sh**: minutes, from ``--test-minutes`` (time ``./test.sh`` yourself: ``/usr/bin/time -f %e ./test.sh``);
   without the flag, the figure already in docs/benchmarks.md's table is carried over with its own date and load.
   It is not measured here: the whole suite takes the machine for many minutes, and run_all is no part of ./test.sh.
@@ -47,7 +51,7 @@ SELF_TEST_TARGET_S = 3.0
 TEST_TARGET_MIN = 10.0  # issue 25: ./test.sh on a fresh clone of this machine kind, after set-up
 """./test.sh on the 2-core machine (ruff, mypy, lint-imports and the whole suite). CI allows a run 90 minutes."""
 SLACK = 0.25
-SECTIONS = ("edits", "launch", "bundle", "self-test", "test")
+SECTIONS = ("edits", "launch", "bundle", "self-test", "responsiveness", "test")
 HEADER = ("figure", "value", "target", "ratio to baseline", "load", "date", "status")
 
 
@@ -162,6 +166,17 @@ def self_test_rows(runs: int, bundle: Path = BUNDLE) -> list[Row]:
     return rows
 
 
+def responsiveness_rows(runs: int) -> list[Row]:
+    import bench_responsiveness as bench
+
+    rows = []
+    for name, f in bench.measure(runs).items():
+        rows.append(Row(bench.LABELS[name], f"median {bench.show(f['median'])}", bench.target_text(name),
+                        f"{f['ratio']:.3g} ({bench.BASELINES[name]} {bench.show(f['baseline'])})",
+                        f"{f['load']:.2f}", today(), bench.over(name, f)))
+    return rows
+
+
 def test_rows(minutes: float | None, previous: dict[str, Row]) -> list[Row]:
     name = "./test.sh (whole suite)"
     target = f"< {TEST_TARGET_MIN:g} min"
@@ -224,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--edits", type=int, default=200, help="edits per size (bench_gui_edit.measure_edits)")
     ap.add_argument("--launch-runs", type=int, default=5)
     ap.add_argument("--self-test-runs", type=int, default=3)
+    ap.add_argument("--responsiveness-runs", type=int, default=5)
     ap.add_argument("--slack", type=float, default=SLACK, help="exit 1 when a budget is missed by more than this")
     ap.add_argument("--doc", type=Path, default=DOC)
     ap.add_argument("--no-write", action="store_true", help="print the table only")
@@ -239,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += bundle_rows()
     if "self-test" not in args.skip:
         rows += self_test_rows(args.self_test_runs)
+    if "responsiveness" not in args.skip:
+        rows += responsiveness_rows(args.responsiveness_runs)
     if "test" not in args.skip:
         rows += test_rows(args.test_minutes, previous)
     table = render_table(rows)

@@ -67,3 +67,25 @@ def test_only_a_miss_beyond_the_slack_fails():
     assert [r.figure for r in ra.missed(rows)] == ["b"]
     assert [r.figure for r in ra.missed(rows, slack=0.1)] == ["a", "b"]
     assert ra.bundle_rows(Path("/nonexistent"))[0].value == "not built"
+
+
+def test_responsiveness_rows_judge_each_figure_by_its_budgets(monkeypatch):
+    """The rows of bench_responsiveness (what tests once asserted as wall-clock bounds): a figure misses when its
+    seconds or its ratio to the baseline does; ``train`` has a ratio budget only (its seconds follow the load)."""
+    ra = load_run_all()  # puts benchmarks/ on sys.path
+    import bench_responsiveness as bench
+
+    def fake(runs):
+        return {"train": {"median": 12.6, "max": 13.0, "baseline": 15.2, "ratio": 12.6 / 15.2, "load": 8.1},
+                "scaling": {"median": 0.029, "max": 0.04, "baseline": 0.05, "ratio": 0.58, "load": 8.1},
+                "lab": {"median": 0.5, "max": 0.6, "baseline": 0.05, "ratio": 10.0, "load": 8.1},
+                "qt-wait": {"median": 2.5, "max": 2.6, "baseline": 2.4, "ratio": 2.5 / 2.4, "load": 8.1}}
+
+    monkeypatch.setattr(bench, "measure", fake)
+    rows = ra.responsiveness_rows(3)
+    assert [r.figure for r in rows] == [bench.LABELS[n] for n in ("train", "scaling", "lab", "qt-wait")]
+    # train: 12.6 s, but 0.83 x import torch <= 1.5; scaling within both; lab 10 x a call (budget 1 x): 900 % over;
+    # qt-wait: ratio 1.04 is fine but 2.5 s is 25 % over its 2 s
+    assert [r.status for r in rows] == ["OK", "OK", "missed by 900%", "missed by 25%"]
+    assert rows[0].target == "ratio ≤ 1.5" and rows[1].target == "< 1.00 s, ratio ≤ 1"
+    assert rows[2].ratio == "10 (one call 50 ms)" and rows[0].value == "median 12.60 s"
