@@ -7,7 +7,7 @@ broken build fails instead of hanging the suite. That bound is a hang guard: at 
 expected to take, and named as such (``hang_guard_s=``, ``HANG_GUARD_S``), so nobody reads it as a budget.
 
 Speeds are measured in ``benchmarks/`` (``bench_responsiveness.py``: each figure with a ratio to a baseline
-measured in the same run). ``tests/test_architecture.py::test_no_test_asserts_elapsed_wall_time`` fails on a test
+measured in the same run). ``tests/test_architecture.py::test_no_test_bounds_how_long_something_took`` fails on a test
 that compares a clock reading in an ``assert``; the helpers here raise ``Hung`` instead.
 """
 

@@ -70,7 +70,7 @@ def test_only_a_miss_beyond_the_slack_fails():
 
 
 def test_responsiveness_rows_judge_each_figure_by_its_budgets(monkeypatch):
-    """The rows of bench_responsiveness (what tests once asserted as wall-clock bounds): a figure misses when its
+    """The rows of bench_responsiveness (what tests once bounded by the clock): a figure misses when its
     seconds or its ratio to the baseline does; ``train`` has a ratio budget only (its seconds follow the load)."""
     ra = load_run_all()  # puts benchmarks/ on sys.path
     import bench_responsiveness as bench
