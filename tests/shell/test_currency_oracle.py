@@ -13,6 +13,9 @@ and ablations, experiment runs and Lab runs — and, at checkpoints, everything 
 Two windows in the same state must show the same things; timings are excluded by rule (``oracle_harvest.TIMING``).
 While a lesson covers maps, no visible text may contain a covered number (``covered_numbers``).
 
+Every view is also shown for the first time inside a covered step (built lazily then), in a new window each time,
+with ``fake_gl`` standing in for OpenGL so that the 3D view is built as where OpenGL works.
+
 Reproduce a failure: ``ORACLE_SEED=<seed> ORACLE_ACTIONS=<n> pytest tests/shell/test_currency_oracle.py``.
 """
 
@@ -23,6 +26,7 @@ import random
 import re
 import time
 
+import fake_gl
 import numpy as np
 import pytest
 from oracle_harvest import difference, harvest
@@ -31,6 +35,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.learn.model.engine import find_lesson
 from app.learn.model.expr import LessonExprError
+from app.shell.playground_tab import LAZY_VIEWS
 from app.widgets.heatmap.cells import format_value
 
 ACTIONS = int(os.environ.get("ORACLE_ACTIONS", "2000"))
@@ -390,3 +395,60 @@ def test_every_place_shows_what_a_fresh_window_in_the_same_state_shows(qtbot, tm
         KEPT.clear()
     assert not found, (f"seed {SEED}, actions {walk.counts}:\n" + "\n\n".join(found))
     assert sum(walk.counts.values()) >= min(ACTIONS, 2000) and checks >= ACTIONS // CHECK_EVERY
+
+
+# ------------------------------------------------------------------------------ first showings inside a cover
+COVERED_STEPS = [("dot-product", 2), ("multi-head", 3)]
+"""Predict steps that cover maps: ① – ⑤, then the Multi-head view with ④ and ⑤."""
+VIEWS = ["Multi-head", "Vectors", "3D", "Flow", "Steps"]
+"""Every Playground view, in an order that shows each lazily built one first while the Steps view was left."""
+LAZY_NAMES = {title: name for name, title in LAZY_VIEWS}
+
+
+def open_view(w, title: str) -> None:
+    """What a click on the view's tab does."""
+    t = w.view_tabs
+    t.setCurrentIndex(next(i for i in range(t.count()) if t.tabText(i) == title))
+
+
+@pytest.mark.slow
+def test_every_view_shown_first_inside_a_covered_step_shows_nothing_covered(qtbot, tmp_path, monkeypatch):
+    """Each view is built when first shown; a lesson's question may be up by then. Each view of a new window is
+    shown for the first time inside a covered step, and must (1) leave the lesson's cover on, (2) show none of the
+    covered numbers, (3) show what the same view of a window that built it before the lesson shows."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    fake_gl.install(monkeypatch)  # the 3D view as where OpenGL works (offscreen has none): its first showing
+    ref = make_window(tmp_path, "ref")
+    for title in VIEWS:  # the reference's views: built and shown before any lesson covers anything
+        open_view(ref, title)
+        settle()
+    assert all(ref.tab.is_built(name) for name in ("multihead", "vectors", "surface", "flow"))
+    found: list[str] = []
+    try:
+        for lesson, index in COVERED_STEPS:
+            live = make_window(tmp_path, f"live-{lesson}")
+            try:
+                live.learn.open(find_lesson(lesson), index)
+                settle()
+                covered = set(live.learn.run.covered)
+                assert covered and live.learn.run.kind == "predict"
+                for title in VIEWS:
+                    first = title != "Steps" and not live.tab.is_built(LAZY_NAMES[title])
+                    open_view(live, title)
+                    wait_events(0.35)
+                    where = f"{lesson} step {index + 1}, {title} view{' shown first' if first else ''}"
+                    if set(live.tab.concealment.hidden) != covered:
+                        found.append(f"{where}: the cover was lifted ({sorted(live.tab.concealment.hidden)} hidden, "
+                                     f"the step covers {sorted(covered)})")
+                    shown = leaks(live)
+                    if shown:
+                        found.append(f"{where}: covered numbers are shown: {shown[:3]!r}")
+                    restore_playground(ref, live)
+                    diff = difference(playground_texts(live), playground_texts(ref))
+                    if diff:
+                        found.append(f"{where}, against a window that built it before the lesson:\n{diff}")
+            finally:
+                close_window(live)
+    finally:
+        close_window(ref)
+    assert not found, "\n\n".join(found)
