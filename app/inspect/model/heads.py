@@ -8,6 +8,10 @@ It lives on the ``InspectSession`` (``session.heads``) and follows it; scripts r
   position (a ``RepeatTrace``, as ``repeated_tokens``). ``set_kind`` picks the detector shown; nothing reruns.
 - **Ablation scan**: ``start_scan()`` switches each head off alone (``ablation_scan`` on the traced text and on
   repeated tokens, the heads already off kept off), reporting progress; ``cancel_scan()`` keeps what it measured.
+- **Covered by a lesson's question**: ``withhold(scores, scan)`` (the reason each is hidden, "" = shown). While the
+  scores are withheld, ``scores()`` is None and ``heads_above()`` empty, so no view (the grid, the heads list's
+  order and numbers, the Heads mosaic's outlines, an export) can give away where a head is; the scan's loss changes
+  likewise. The measurements themselves are kept and shown again when the question is answered.
 - **Heads off**: ``toggle``, ``set_off``, ``switch_off_above``, ``switch_all_on``. The session traces its text again
   with them off (``PretrainedModel.trace(ablate=...)``), so the rest of the tab shows the model without them, and
   the detectors rerun; a scan made with other heads off says so (``heads_views``).
@@ -69,6 +73,7 @@ class HeadsEvents(SignalGroup):
     kind = Signal()  # the detector shown
     scan = Signal()  # the scan: result, progress, running, how, measure
     off = Signal()  # the heads switched off
+    cover = Signal()  # what a lesson's question withholds (the scores, the scan) changed
     status = Signal()
     changed = Signal(object)  # frozenset of the names above
 
@@ -90,6 +95,8 @@ class HeadsAnalysis(Announcing):
         self.scan_measure = "repeat"
         self.shown = False
         self.status = "Open a model, then run the detectors."
+        self.withheld = ""  # why the detectors' scores are hidden now ("" = shown): a lesson's unanswered question
+        self.scan_withheld = ""  # the same for the ablation scan's loss changes
         self._for_model: Any = None
         self._detect_job = 0
         self._scan_job = 0
@@ -114,17 +121,28 @@ class HeadsAnalysis(Announcing):
         return self.detecting or self.scanning
 
     def scores(self) -> np.ndarray | None:
-        """(layers, heads) scores of the detector shown, None before a run."""
-        return None if self.detection is None else np.asarray(self.detection.scores[self.kind].scores)
+        """(layers, heads) scores of the detector shown, None before a run (or while withheld)."""
+        if self.detection is None or self.withheld:
+            return None
+        return np.asarray(self.detection.scores[self.kind].scores)
 
     def heads_above(self) -> list[Head]:
-        """Heads of the shown detector scoring above ``THRESHOLD``, best first."""
-        return [] if self.detection is None else list(self.detection.scores[self.kind].heads_above(THRESHOLD))
+        """Heads of the shown detector scoring above ``THRESHOLD``, best first (none while withheld)."""
+        if self.detection is None or self.withheld:
+            return []
+        return list(self.detection.scores[self.kind].heads_above(THRESHOLD))
 
     def off_text(self) -> str:
         return off_text(self.off)
 
     # ================================================================== commands
+    def withhold(self, scores: str = "", scan: str = "") -> None:
+        """Hide the detectors' scores and/or the scan's loss changes, each with the reason the views say instead
+        ("" shows it again)."""
+        if (str(scores), str(scan)) != (self.withheld, self.scan_withheld):
+            self.withheld, self.scan_withheld = str(scores), str(scan)
+            self._changed("cover")
+
     def set_shown(self, shown: bool) -> None:
         """The Detect view is on screen (or not): while it is, a loaded model's detectors run when missing."""
         self.shown = bool(shown)
@@ -256,6 +274,9 @@ class HeadsAnalysis(Announcing):
 
     def switch_off_above(self) -> int:
         """Switch off the shown detector's heads above the threshold (the rest stay as they are); how many."""
+        if self.withheld:
+            self._set_status(self.withheld)
+            return 0
         above = self.heads_above()
         if not above:
             self._set_status(f"No head scores above {THRESHOLD:g} as {self.kind}" +

@@ -104,9 +104,10 @@ def _mask(shape: tuple[int, ...], heads: tuple[Head, ...]) -> np.ndarray | None:
 
 
 def score_grid(a: HeadsAnalysis) -> Grid | None:
-    """The shown detector's scores; outlined above ``THRESHOLD``, hatched the heads off."""
+    """The shown detector's scores; outlined above ``THRESHOLD``, hatched the heads off (None before a run, or while
+    a lesson's question withholds them: ``a.withheld`` says why)."""
     d = a.detection
-    if d is None:
+    if d is None or a.withheld:
         return None
     scores = np.asarray(d.scores[a.kind].scores, dtype=np.float64)
     rows, cols = _axes(scores.shape)
@@ -125,11 +126,11 @@ def pattern(a: HeadsAnalysis, layer: int, head: int) -> Pattern | None:
     values = np.asarray(d.attentions[layer, head], dtype=np.float64)
     n = values.shape[0]
     mask = d.masks[layer] if layer < len(d.masks) else None
-    score = float(d.scores[a.kind].scores[layer, head])
+    score = "" if a.withheld else f" {float(d.scores[a.kind].scores[layer, head]):.2f}"  # a lesson asks for it
     off = " — switched off" if (layer, head) in d.off else ""
     return Pattern(values, list(d.tokens), None if mask is None else ~np.asarray(mask, dtype=bool),
                    ideal_marks(a.kind, n, d.seq_len, d.offset),
-                   f"head {head_name(layer, head)}: {a.kind} {score:.2f}{off}",
+                   f"head {head_name(layer, head)}: {a.kind}{score}{off}",
                    f"Head {head_name(layer, head)} on random tokens, then the same again; ○ where a perfect "
                    f"{a.kind} head looks.")
 
@@ -157,9 +158,10 @@ def repeat_curve(a: HeadsAnalysis) -> Curve | None:
 
 
 def scan_grid(a: HeadsAnalysis) -> Grid | None:
-    """The last scan's loss changes (the chosen measure); outlined: the heads off now; hatched: not measured."""
+    """The last scan's loss changes (the chosen measure); outlined: the heads off now; hatched: not measured (None
+    before a scan, or while a lesson's question withholds it: ``a.scan_withheld``)."""
     r = a.scan
-    if r is None:
+    if r is None or a.scan_withheld:
         return None
     scan = r.scan
     values = np.asarray(scan.repeat_change if a.scan_measure == "repeat" else scan.text_change, dtype=np.float64)

@@ -5,6 +5,7 @@ scan's grid with its controls. They compute nothing; clicks call the analysis or
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,10 @@ from app.widgets.heatmap.style import elided_title, let_title_overflow
 from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, span, style_plot, style_view
 
+SCAN_PLACEHOLDER = ("<b>Ablation scan</b>: press <b>Scan every head</b> to switch each head off alone and measure how "
+                    "much the loss rises without it (a grid of loss changes appears here; click a head on it to switch "
+                    "that head off).")
+
 
 def caption_label(text: str = "") -> QLabel:
     label = QLabel(text)
@@ -44,6 +49,14 @@ def caption_label(text: str = "") -> QLabel:
     label.setObjectName("captionLabel")
     label.setTextFormat(Qt.TextFormat.RichText)
     return label
+
+
+def withheld_refusal(reason: str) -> dict[str, Any]:
+    """A map's export extras: none, or refused with the lesson's reason while its numbers are withheld (the grid
+    keeps what it drew before the cover, so the file would give the answer away)."""
+    if reason:
+        raise ValueError(reason)
+    return {}
 
 
 def show_grid(hm: HeatmapWidget, grid: Grid) -> None:
@@ -61,8 +74,9 @@ class ScoreGridView(RedrawWhenShown, HeatmapWidget):
         self.session, self.analysis = session, session.heads
         self.grid: Grid | None = None
         self.cellClicked.connect(self._pick)
+        self.export_extras = lambda: withheld_refusal(self.analysis.withheld)
         for sig in (self.analysis.events.detection, self.analysis.events.kind, self.analysis.events.off,
-                    session.events.selected):
+                    self.analysis.events.cover, session.events.selected):
             sig.connect(self.request_redraw)
 
     def redraw(self) -> None:
@@ -90,7 +104,8 @@ class PatternView(RedrawWhenShown, HeatmapWidget):
         self.plot.addItem(self.circles)
         self.set_show_numbers(False)  # the circles must read; the Head view has the numbers
         self.caption = ""
-        for sig in (self.analysis.events.detection, self.analysis.events.kind, session.events.selected):
+        for sig in (self.analysis.events.detection, self.analysis.events.kind, self.analysis.events.cover,
+                    session.events.selected):
             sig.connect(self.request_redraw)
 
     def marks(self) -> list[tuple[int, int]]:
@@ -248,18 +263,18 @@ class ScanPanel(QWidget):
         row.addWidget(self.measure_box, 1)
         v.addLayout(row)
         self.grid = HeatmapWidget(title="Ablation scan")
+        self.grid.export_extras = lambda: withheld_refusal(self.analysis.scan_withheld)
         self.grid.cellClicked.connect(self._toggle)
         v.addWidget(self.grid, 1)
-        self.placeholder = QLabel("<b>Ablation scan</b>: press <b>Scan every head</b> to switch each head off alone "
-                                  "and measure how much the loss rises without it (a grid of loss changes appears "
-                                  "here; click a head on it to switch that head off).")
+        self.placeholder = QLabel(SCAN_PLACEHOLDER)
         self.placeholder.setWordWrap(True)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         v.addWidget(self.placeholder, 1)
         self.caption = caption_label()
         v.addWidget(self.caption)
         self.shown_grid: Grid | None = None
-        for sig in (self.analysis.events.scan, self.analysis.events.off, session.events.trace):
+        for sig in (self.analysis.events.scan, self.analysis.events.off, self.analysis.events.cover,
+                    session.events.trace):
             sig.connect(self.redraw)
         self.redraw()
 
@@ -277,6 +292,8 @@ class ScanPanel(QWidget):
         self.shown_grid = scan_grid(a)
         self.grid.setVisible(self.shown_grid is not None)
         self.placeholder.setVisible(self.shown_grid is None)
+        self.placeholder.setText(f"<b>Ablation scan</b>: {html.escape(a.scan_withheld)}." if a.scan_withheld
+                                 else SCAN_PLACEHOLDER)
         self.caption.setVisible(self.shown_grid is not None)
         if self.shown_grid is None:
             return

@@ -5,13 +5,15 @@ doing, and which heads are off. Left, in two tabs (each grid needs the height: 1
 every head (above 0.4 outlined; click one for its pattern), and the ablation scan (each head off alone, with progress
 and Cancel; click a head there to switch it off). Middle: the picked head on the probe with the ideal pattern
 circled, and the loss at every position of the repeated tokens.
-Right: every head with a check box (uncheck to switch it off), "Switch off the heads above 0.4", "Switch all back on".
+Right: every head with a check box (uncheck to switch it off), "Switch off the heads above 0.4", "Switch all back on";
+in a narrow view (``NARROW``) this list is a third tab of the left column instead, so the middle gets the room.
 Layout and wiring only: ``session.heads`` (``HeadsAnalysis``) runs everything off the GUI thread and the views in
 ``heads_maps`` draw what ``app.inspect.model.heads_views`` derives. The theme follows the application's palette.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt
@@ -36,6 +38,12 @@ from app.inspect.qt.heads_maps import LossCurveView, PatternView, ScanPanel, Sco
 from app.widgets.theme import colors_for, span
 
 HEAD_ROLE = int(Qt.ItemDataRole.UserRole)
+HEADS_WIDTH = 170
+WIDGET_SIZE_MAX = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX (PySide6 does not export it)
+NARROW = 900
+"""Below this width (the Model tab at 1280 × 800 beside the Learn dock: ~660 px; at 1024 × 640: ~750 px) the heads
+list joins the left column's tabs, so the pattern and the loss curve get the width its column took: three columns
+left them ~150 px wide, the pattern ~70 px high and the curve's caption cut."""
 
 
 class HeadsList(QWidget):
@@ -64,7 +72,7 @@ class HeadsList(QWidget):
         v.addWidget(self.all_on_button)
         self._keys: list[tuple[int, int]] = []
         ev = self.analysis.events
-        for sig in (ev.detection, ev.kind, ev.off):
+        for sig in (ev.detection, ev.kind, ev.off, ev.cover):
             sig.connect(self.redraw)
         session.events.load.connect(self.redraw)
         self.redraw()
@@ -152,6 +160,10 @@ class HeadsView(QWidget):
         sv.setSpacing(2)
         self.scores = ScoreGridView(session)
         sv.addWidget(self.scores, 1)
+        self.scores_withheld = QLabel("")  # instead of the grid while a lesson's question covers the scores
+        self.scores_withheld.setWordWrap(True)
+        self.scores_withheld.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        sv.addWidget(self.scores_withheld, 1)
         self.score_caption = caption_label()
         sv.addWidget(self.score_caption)
         self.left.addTab(score_box, "Scores")
@@ -170,14 +182,16 @@ class HeadsView(QWidget):
         self.curve = LossCurveView(session)
         middle.addWidget(self.curve, 1)
         self.heads = HeadsList(session)
-        self.heads.setFixedWidth(170)
+        self.heads.setFixedWidth(HEADS_WIDTH)
         columns.addWidget(self.left, 1)
         columns.addLayout(middle, 1)
         columns.addWidget(self.heads)
         v.addLayout(columns, 1)
+        self.columns = columns
+        self.narrow = False
         self.dark = False
         ev = self.analysis.events
-        for sig in (ev.detection, ev.kind, ev.off, ev.status, session.events.selected):
+        for sig in (ev.detection, ev.kind, ev.off, ev.status, ev.cover, session.events.selected):
             sig.connect(self.redraw)
         session.events.load.connect(self.redraw)
         self._follow_palette()
@@ -196,9 +210,33 @@ class HeadsView(QWidget):
         c = colors_for(self.dark)
         self.off_label.setText(span(off_html(a), c.bad) if a.off else off_html(a))
         grid = score_grid(a)
-        self.score_caption.setText(grid.caption if grid is not None else
+        self.scores.setVisible(not a.withheld)
+        self.scores_withheld.setVisible(bool(a.withheld))
+        self.scores_withheld.setText(f"<b>Scores</b>: {html.escape(a.withheld)}." if a.withheld else "")
+        self.score_caption.setText(grid.caption if grid is not None else "" if a.withheld else
                                    "Run the detectors: each head's score appears here.")
-        self.pattern_caption.setText(self.pattern.caption if grid is not None else "")
+        self.pattern_caption.setText(self.pattern.caption if a.detection is not None else "")
+
+    # ------------------------------------------------------------------ layout
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.set_narrow(self.width() < NARROW)
+
+    def set_narrow(self, narrow: bool) -> None:
+        """The heads list as a third column (wide), or as a tab beside the scores and the scan (narrow)."""
+        if narrow == self.narrow:
+            return
+        self.narrow = narrow
+        if narrow:
+            self.columns.removeWidget(self.heads)
+            self.heads.setMinimumWidth(0)
+            self.heads.setMaximumWidth(WIDGET_SIZE_MAX)
+            self.left.addTab(self.heads, "Heads on/off")
+        else:
+            self.left.removeTab(self.left.indexOf(self.heads))
+            self.heads.setFixedWidth(HEADS_WIDTH)
+            self.columns.addWidget(self.heads)
+            self.heads.show()  # a tab page that was not current is hidden: shown again here
 
     # ------------------------------------------------------------------ shown, hidden, theme
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)

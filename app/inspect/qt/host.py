@@ -1,6 +1,7 @@
 """How the main window holds the Model tab: the ``InspectSession`` from the start (Qt-free, torch-free until a
 model is opened), the tab's widgets when first opened, the theme, the status bar, the recent folders in the
-window's settings, and "Open this head in the Playground" as one undo step of the window's Playground."""
+window's settings, "Open this head in the Playground" as one undo step of the window's Playground, and a lesson's
+cover over the detectors' scores or the scan (``follow_cover``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.inspect.model.playground_head import PlaygroundHead
 from app.inspect.model.session import InspectSession
+from app.playground.model.concealment import SCAN_REVEALS, Concealment
 from app.widgets.settings import data_dir
 from app.widgets.tab_host import LazyTabHost
 from app.widgets.workers import QtRunner
@@ -35,6 +37,7 @@ class InspectHost(LazyTabHost):
         session = InspectSession(runner=QtRunner(), own_folders=[data_dir(create=False) / "models"], recent=recent)
         super().__init__(window, session, holder=holder)
         session.events.load.connect(self._remember_recent)
+        follow_cover(session, Concealment.of(window.playground))
 
     def make_tab(self) -> ModelTab:
         from app.inspect.qt.tab import ModelTab
@@ -59,6 +62,17 @@ class InspectHost(LazyTabHost):
             note = f" ({head.note})" if head.note else ""
             self.window.statusBar().showMessage(f"The Playground shows {head.title}{note}. Ctrl+Z returns.", 10000)
         return bool(ok)
+
+
+def follow_cover(session: InspectSession, concealment: Concealment) -> None:
+    """A lesson's question that covers ``detect`` or ``scan`` (the window's one ``Concealment``, which the Learn dock
+    sets) withholds the detectors' scores or the scan's loss changes in the Model tab, saying why, until answered."""
+
+    def follow() -> None:
+        session.heads.withhold(concealment.withheld_message("detect"), concealment.withheld_message(*SCAN_REVEALS))
+
+    concealment.events.changed.connect(follow)
+    follow()
 
 
 def apply_head(model: Any, head: PlaygroundHead) -> None:

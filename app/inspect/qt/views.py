@@ -35,7 +35,7 @@ class HeadsGridView(RedrawWhenShown, MosaicGrid):
         self.cellHovered.connect(self._hovered)
         session.events.trace.connect(self.request_redraw)
         session.events.selected.connect(lambda: self.set_picked(session.selected))
-        for sig in (session.heads.events.detection, session.heads.events.kind):
+        for sig in (session.heads.events.detection, session.heads.events.kind, session.heads.events.cover):
             sig.connect(lambda: self.set_marked(set(session.heads.heads_above())))
         self.show_message("No model yet: pick one on the left (or Open folder…).")
 

@@ -5,7 +5,7 @@ A lesson::
     {"id": "dot-product", "title": "Dot product as similarity", "preset": "it-animal-street",
      "state": {"scale": "standard", "mask": "none"},            (optional: applied at the start)
      "precision": 3,                                            (optional: decimals of a number shown plainly)
-     "steps": [ 5 to 15 steps ]}
+     "steps": [ 5 to 15 steps ]}                                (1 to 4: a draft, loaded to try when asked)
 
 Every step has ``kind`` (look | do | predict) and ``text`` (placeholders such as ``{weights[it][animal]:.2f}`` are
 filled live, see ``app.learn.model.expr``); optional ``title``, ``session`` (the whole playground as a session file
@@ -55,8 +55,9 @@ _STEP_KEYS = {"kind", "title", "text", "state", "session", "highlight", "view"}
 VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate", "model", "detect")
 """The views a step may bring to the front (``"view"``): the playground's, the Lab, the Training tab (its Ablate
 tab: ``"ablate"``), the Model tab (its Detect view: ``"detect"``)."""
-COVERS = (*STEP_NAMES, "multihead")
-"""What a predict step may cover: the five step maps and the whole Multi-head view."""
+COVERS = (*STEP_NAMES, "multihead", "detect", "scan")
+"""What a predict step may cover: the five step maps, the whole Multi-head view, and the Model tab's detector scores
+(``detect``: the Detect view's grid, heads list and outlines) and ablation scan (``scan``)."""
 _KIND_KEYS = {"look": set(), "do": {"goal", "hint"}, "predict": {"ask", "cover", "why"}}
 _STATE_KEYS = {"preset", "mode", "dims", "scale", "mask", "padding", "heads", "cells"}
 DIMS = ("Lq", "Lk", "d_k", "d_v", "d_model")
@@ -361,8 +362,9 @@ def _scale_ok(v: Any) -> bool:
     return v == "standard" or (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0)
 
 
-def check_lesson(data: dict[str, Any], pos: dict[Path_, int]) -> list[Problem]:
-    """Every problem of the schema (without running anything), each with its line."""
+def check_lesson(data: dict[str, Any], pos: dict[Path_, int], drafts: bool = False) -> list[Problem]:
+    """Every problem of the schema (without running anything), each with its line. ``drafts``: a lesson with fewer
+    steps than ``MIN_STEPS`` (but one at least) is no problem: a teacher's draft, opened to try (``is_draft``)."""
     c = _Checker(pos)
     c.keys(data, {"id", "title", "preset", "summary", "state", "steps", "precision"}, (), "a lesson")
     p = data.get("precision", DEFAULT_PRECISION)
@@ -381,8 +383,15 @@ def check_lesson(data: dict[str, Any], pos: dict[Path_, int]) -> list[Problem]:
     if not isinstance(steps, list):
         c.bad(("steps",), "steps must be a list of steps")
     else:
-        if not MIN_STEPS <= len(steps) <= MAX_STEPS:
-            c.bad(("steps",), f"a lesson has {MIN_STEPS} to {MAX_STEPS} steps (this one has {len(steps)})")
+        if not MIN_STEPS <= len(steps) <= MAX_STEPS and not (drafts and is_draft(data)):
+            draft = ": a draft, which File → Open lesson… opens to try" if is_draft(data) else ""
+            c.bad(("steps",), f"a lesson has {MIN_STEPS} to {MAX_STEPS} steps (this one has {len(steps)}){draft}")
         for i, s in enumerate(steps):
             c.step(s, i)
     return c.problems
+
+
+def is_draft(data: dict[str, Any]) -> bool:
+    """A lesson still being written: one step at least, fewer than a lesson has (``MIN_STEPS``)."""
+    steps = data.get("steps")
+    return isinstance(steps, list) and 1 <= len(steps) < MIN_STEPS

@@ -18,8 +18,13 @@ from psygnal import Signal, SignalGroup
 
 from attention_core import STEP_NAMES, STEP_TITLES
 
-COVERABLE = (*STEP_NAMES, "multihead")
-"""What may be hidden: the five step maps and the whole Multi-head view (``app.learn.model.schema.COVERS``)."""
+COVERABLE = (*STEP_NAMES, "multihead", "detect", "scan")
+"""What may be hidden: the five step maps, the whole Multi-head view, and the Model tab's detector scores
+(``detect``) and ablation scan (``scan``) (``app.learn.model.schema.COVERS``)."""
+MODEL_TITLES = {"multihead": "the multi-head view", "detect": "the detectors' scores",
+                "scan": "the ablation scan's loss changes"}
+SCAN_REVEALS = ("detect", "scan")
+"""The scan's loss changes point at the heads that matter (the induction heads stand out): hidden with either."""
 COVER_TEXT = "Covered until you answer"
 MULTIHEAD_REVEALS = ("multihead", "weights", "output")
 """The Multi-head view shows each head's weights, their outputs and the layer's output: hidden with any of these."""
@@ -75,5 +80,5 @@ class Concealment:
         hidden = [n for n in names if n in self.hidden]
         if not hidden:
             return ""
-        what = ", ".join(STEP_TITLES.get(n, "the multi-head view") for n in hidden)
+        what = ", ".join(STEP_TITLES.get(n) or MODEL_TITLES[n] for n in hidden)
         return f"{COVER_TEXT}: {what} hidden by the lesson's question (answer it to see it)"
