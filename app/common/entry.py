@@ -11,7 +11,7 @@ turns what escapes it into an exit code and one line on stderr:
   written). An exception while a stop is pending is part of stopping (a pipe to ffmpeg broken by the same Ctrl+C).
 
 ``finish(code)`` ends the process through ``os._exit`` (see its docstring: no exit hooks after a stop, no module
-teardown ever). Qt-free.
+teardown ever), its scratch folders removed first. Qt-free.
 """
 
 from __future__ import annotations
@@ -144,4 +144,16 @@ def finish(code: int) -> None:
                 thread.join()
         atexit._run_exitfuncs()
         _flush()
+    _remove_scratch()
     os._exit(code)
+
+
+def _remove_scratch() -> None:
+    """The process's scratch folders (``app.common.outputs.scratch_folder``), last: after the exit hooks, which
+    may still write in them (a throw-away window's settings file), and after a stop, which skips the hooks."""
+    outputs = sys.modules.get("app.common.outputs")  # not imported: no scratch folder to remove
+    if outputs is not None:
+        try:
+            outputs.remove_scratch()
+        except BaseException:  # noqa: BLE001 - the exit code is already decided; a leftover folder is no crash
+            pass

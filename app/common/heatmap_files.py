@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,13 +25,7 @@ IMAGE_FORMATS = (".png", ".svg", ".pdf")
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     from attention_core.fileio import atomic_write
 
-    atomic_write(path, lambda fh: fh.write(data))
-    umask = os.umask(0)
-    os.umask(umask)
-    try:  # mkstemp makes the file 0600; an exported figure should be readable like any other file
-        os.chmod(path, 0o666 & ~umask)
-    except OSError:
-        pass
+    atomic_write(path, lambda fh: fh.write(data))  # with the umask's mode, as every file the app writes
 
 
 def check_heatmap(path: str | Path, values: Any, row_labels: Sequence[str], col_labels: Sequence[str],

@@ -5,14 +5,20 @@ Nothing here creates a folder the user did not name: an output file's folder mus
 missing/x.png`` is refused with the reason), and a run's own folder (``train --out DIR``) is created only when its
 parent exists. Writability is tested by creating and removing a temporary file, which is what counts (root, ACLs,
 read-only mounts, a full quota), not by the permission bits. Refusals are ``Refused`` (``app.common.validation``).
+
+What a command writes for itself only (a throw-away window's settings, a lesson's model) goes in a
+``scratch_folder``, removed when the process ends, a stopped one included (``app.common.entry.finish``).
 """
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
+import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -106,3 +112,30 @@ def check_output_folder(value: str | os.PathLike[str], flag: str = "--out") -> P
         return path
     _existing_folder(path.parent, flag, str(value))
     return path
+
+
+_scratch: list[Path] = []
+_scratch_lock = threading.Lock()
+
+
+def scratch_folder(prefix: str) -> Path:
+    """A new folder in the temporary folder (``TMPDIR``) for files only this process needs; removed when the
+    process ends (``remove_scratch``): by ``app.common.entry.finish`` after the exit hooks (Qt's write a window's
+    settings file, and so recreate its folder, when the settings object is destroyed there), and after a stop, or
+    at exit where the process did not start through the entry (scripts, tests)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    with _scratch_lock:
+        if not _scratch:
+            atexit.register(remove_scratch)
+        _scratch.append(folder)
+    return folder
+
+
+def remove_scratch(folder: Path | None = None) -> None:
+    """Remove ``folder`` (one ``scratch_folder`` gave), or every one; each is removed again at exit should
+    something write there meanwhile. What cannot be removed is left (a file still open on Windows): nothing here
+    may fail an exit."""
+    with _scratch_lock:
+        chosen = [f for f in _scratch if folder is None or f == folder]
+    for f in chosen:
+        shutil.rmtree(f, ignore_errors=True)

@@ -15,8 +15,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 PROG = "attention-playground lessons"
@@ -30,7 +28,7 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--list", action="store_true", help="one line per bundled lesson: id, title, steps")
     g.add_argument("--check", nargs="+", metavar="FILE", help="validate lesson files (exit 1: FILE:LINE: reason)")
     g.add_argument("--run", metavar="ID_OR_FILE", help="drive a lesson in an offscreen window, one JSON line a step")
-    p.add_argument("--answers", choices=("right", "wrong"), default="right",
+    p.add_argument("--answers", choices=("right", "wrong"), default=None,
                    help="--run: answer every predict step rightly or wrongly (default right)")
 
 
@@ -38,6 +36,9 @@ def cmd_lessons(args: argparse.Namespace) -> int:
     from app.learn.model.engine import LessonFileError, bundled_lessons, find_lesson
     from app.learn.model.walk import check_file
 
+    if args.answers is not None and args.run is None:  # it was ignored: said instead
+        print(f"{PROG}: --answers applies to --run only", file=sys.stderr)
+        return 2
     if args.list:
         try:
             lessons = bundled_lessons()
@@ -58,9 +59,9 @@ def cmd_lessons(args: argparse.Namespace) -> int:
         print(str(exc), file=sys.stderr)
         return 1
     except ValueError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"{PROG}: --run {args.run}: {exc}", file=sys.stderr)
         return 2
-    return run_lesson(lesson, args.answers == "right")
+    return run_lesson(lesson, args.answers != "wrong")
 
 
 def run_lesson(lesson: Any, right: bool, window: Any = None, out: Any = None) -> int:
@@ -92,8 +93,10 @@ def _run_lesson(lesson: Any, right: bool, window: Any, out: Any) -> int:
         from app.widgets.application import make_application
 
         make_application()
-        tmp = tempfile.TemporaryDirectory(prefix="lessons-")
-        settings = QSettings(str(Path(tmp.name) / "settings.ini"), QSettings.Format.IniFormat)
+        from app.common.outputs import scratch_folder
+
+        tmp = scratch_folder("lessons-")  # removed at exit too: Qt rewrites the settings file when it lets go
+        settings = QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat)
         settings.setValue("learn/offer_dismissed", "true")
         window = create_main_window(settings=settings)
         window.confirm_on_close = False
@@ -115,7 +118,9 @@ def _run_lesson(lesson: Any, right: bool, window: Any, out: Any) -> int:
             window.undo_stack.setClean()
             window.close()
             if tmp is not None:
-                tmp.cleanup()
+                from app.common.outputs import remove_scratch
+
+                remove_scratch(tmp)
     if bad:
         print(f"{PROG}: {bad} step(s) of {lesson.id} did not behave", file=sys.stderr)
     return 1 if bad else 0

@@ -57,11 +57,13 @@ def _run(self_test_dir: str | None) -> int:
 
     MainWindow.detect_devices = False  # no background torch imports: closing would wait for them
     TrainingPanel.warm_up_torch = False
-    own = tempfile.TemporaryDirectory(prefix="attention-self-test-settings-")
+    from app.common.outputs import remove_scratch, scratch_folder
+
+    own = scratch_folder("attention-self-test-settings-")  # removed at exit too: Qt rewrites it when it lets go
     out = Path(self_test_dir) if self_test_dir else Path(tempfile.mkdtemp(prefix="attention-self-test-"))
     window = None
     try:
-        settings = QSettings(str(Path(own.name) / "settings.ini"), QSettings.Format.IniFormat)
+        settings = QSettings(str(own / "settings.ini"), QSettings.Format.IniFormat)
         window = create_main_window(settings=settings)  # its own settings: the user's window stays as they left it
         window.confirm_on_close = False
         window.show()
@@ -77,7 +79,7 @@ def _run(self_test_dir: str | None) -> int:
             window.setWindowModified(False)
             window.close()
             delete_now(window, flush=True)
-        own.cleanup()
+        remove_scratch(own)
     for path in written:
         print(path)
     ok = bool(written) and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in written)

@@ -241,9 +241,9 @@ def write_timeline(path: str | Path, history: TrainingHistory, *, total_steps: i
             fh.flush()
             os.fsync(fh.fileno())
             fh.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp made it 0600; a film should be readable like any other file
+        from attention_core.fileio import readable_mode
+
+        os.chmod(tmp, readable_mode())  # mkstemp made it 0600: the umask's mode, as every file the app writes
         os.replace(tmp, path)
         return path
     except BaseException:

@@ -25,7 +25,6 @@ switches them off).
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -204,7 +203,9 @@ class ModelLink:
 
             trainer = ReversalTrainer(task_recipe("induction", seed=0))
             trainer.run()
-            path = Path(tempfile.mkdtemp(prefix="lesson-induction-")) / "induction.safetensors"
+            from app.common.outputs import scratch_folder
+
+            path = scratch_folder("lesson-induction-") / "induction.safetensors"  # the lesson's own: gone at exit
             save_checkpoint(path, trainer.model, extra={"train_config": trainer.config.to_dict()})
             yield path
 
