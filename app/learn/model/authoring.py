@@ -5,7 +5,8 @@ and answer are computed on the state they will show before anything is written; 
 dialog is ``app.learn.qt.step_dialog``.
 
 A new lesson has fewer steps than a lesson needs (``MIN_STEPS``) until the teacher adds them: such a *draft* is
-saved when all else is right, with a note of how many steps are still missing; it opens once it has enough.
+saved when all else is right, with a note of how many steps are still missing. File → Open lesson… opens a draft to
+try at once (marked as a draft in the Learn panel); ``lessons --check`` still reports it as not yet a lesson.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Saved:
     """The step's number (1-based) in the file."""
     steps: int
     note: str
-    """What the teacher should know: "draft: 3 more steps …", or ""."""
+    """What the teacher should know: "a draft: … 3 more steps to make it a lesson …", or ""."""
 
 
 def lesson_id(title: str) -> str:
@@ -131,17 +132,14 @@ def append_step(path: str | Path, step: dict[str, Any], model: PlaygroundModel, 
         raise ValueError(f"{p.name} has {len(steps)} steps already, the most a lesson may have ({MAX_STEPS})")
     data = {**data, "steps": [*steps, step]}
     text = json.dumps(data, indent=1, ensure_ascii=False)
-    problems = [pr for pr in check_lesson(data, positions(text)) if not _too_few(pr.reason, len(data["steps"]))]
+    problems = check_lesson(data, positions(text), drafts=True)
     if problems:
         raise ValueError("\n".join(pr.format(p.name) for pr in problems[:8]))
     precision = data.get("precision", DEFAULT_PRECISION)
     check_step(step, model, precision if isinstance(precision, int) else DEFAULT_PRECISION)
     atomic_write(p, lambda fh: fh.write(text + "\n"), text=True)
     n = len(data["steps"])
-    note = "" if n >= MIN_STEPS else (f"a draft: {MIN_STEPS - n} more step{'s' if MIN_STEPS - n > 1 else ''} "
-                                      f"before it opens as a lesson ({MIN_STEPS} to {MAX_STEPS})")
+    more = MIN_STEPS - n
+    note = "" if more <= 0 else (f"a draft: File → Open lesson… opens it to try; {more} more "
+                                 f"step{'s' * (more > 1)} to make it a lesson ({MIN_STEPS} to {MAX_STEPS})")
     return Saved(p, n, n, note)
-
-
-def _too_few(reason: str, n: int) -> bool:
-    return n < MIN_STEPS and reason.startswith(f"a lesson has {MIN_STEPS} to {MAX_STEPS} steps")

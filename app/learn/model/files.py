@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from app.common.resources import resource_path
-from app.learn.model.schema import DEFAULT_PRECISION, LessonFileError, Path_, Problem, check_lesson, load_json
+from app.learn.model.schema import (
+    DEFAULT_PRECISION,
+    MIN_STEPS,
+    LessonFileError,
+    Path_,
+    Problem,
+    check_lesson,
+    load_json,
+)
 
 LESSON_DIR = resource_path("lessons")
 """The bundled lessons: resources/lessons/ of the checkout, or of the PyInstaller bundle."""
@@ -31,24 +39,31 @@ class Lesson:
     def line(self, step: int) -> int:
         return self.lines.get(("steps", step), 1)
 
+    @property
+    def draft(self) -> bool:
+        """Fewer steps than a lesson has: a teacher's draft, loaded only where asked (``drafts=True``) to try."""
+        return len(self.steps) < MIN_STEPS
 
-def parse_lesson(text: str, file: str = "<lesson>") -> Lesson:
-    """A lesson from JSON text; ``LessonFileError`` (file, line, reason per problem) when the schema is broken."""
+
+def parse_lesson(text: str, file: str = "<lesson>", drafts: bool = False) -> Lesson:
+    """A lesson from JSON text; ``LessonFileError`` (file, line, reason per problem) when the schema is broken.
+    ``drafts``: a draft (1 to ``MIN_STEPS`` - 1 steps, as File → Save state as lesson step… starts one) loads too,
+    to be tried; everything else about it is checked as for any lesson."""
     data, pos = load_json(text, file)
-    problems = check_lesson(data, pos)
+    problems = check_lesson(data, pos, drafts)
     if problems:
         raise LessonFileError(file, problems)
     return Lesson(data["id"], data["title"], data["preset"], data["steps"], data.get("state", {}),
                   data.get("summary", ""), file, pos, data.get("precision", DEFAULT_PRECISION))
 
 
-def load_lesson(path: str | Path) -> Lesson:
+def load_lesson(path: str | Path, drafts: bool = False) -> Lesson:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LessonFileError(str(path), [Problem(1, f"cannot read: {exc}")]) from None
-    return parse_lesson(text, str(path))
+    return parse_lesson(text, str(path), drafts)
 
 
 def bundled_lessons() -> list[Lesson]:

@@ -72,7 +72,7 @@ class LessonLibrary:
         mine = sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []
         for path in mine:
             try:
-                lessons.append(load_lesson(path))
+                lessons.append(load_lesson(path, drafts=True))
             except LessonFileError as exc:
                 notes.append(f"{path.name} in {MY_LESSONS} is not listed: {exc.problems[0].reason}")
         for f in list(self.files):
@@ -80,7 +80,7 @@ class LessonLibrary:
             try:
                 if not path.is_file():
                     raise LessonFileError(f, [])
-                lessons.append(load_lesson(path))
+                lessons.append(load_lesson(path, drafts=True))
             except LessonFileError as exc:
                 why = exc.problems[0].reason if exc.problems else "the file is gone"
                 notes.append(f"{path.name} is no longer listed: {why} ({f})")

@@ -191,9 +191,10 @@ class Learn(QObject):
 
     def open_file(self, path: str) -> Lesson | None:
         """Load, check (schema and a dry run) and open a lesson file; a bad one is refused with file, line and
-        reason in a message box. Returns the lesson, or None when refused."""
+        reason in a message box. A teacher's draft (fewer steps than a lesson has) opens to try, marked as a draft.
+        Returns the lesson, or None when refused."""
         try:
-            lesson = load_lesson(path)
+            lesson = load_lesson(path, drafts=True)
             problems = [p.format(path) for p in dry_run(lesson)]
         except LessonFileError as exc:
             problems = [p.format(exc.file) for p in exc.problems]

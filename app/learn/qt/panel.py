@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -29,6 +29,7 @@ from app.widgets.theme import colors_for
 
 AUTO_ADVANCE_MS = 900
 """How long a reached do step stays on screen (its "Done" visible) before the next step opens."""
+DRAFT = " (a draft)"  # after the title of a lesson with fewer steps than a lesson has: a teacher's, to try
 
 
 class Cover(QLabel):
@@ -117,10 +118,8 @@ class LearnPanel(QWidget):
         self.feedback.setWordWrap(True)
         v.addWidget(self.feedback)
         nav = QHBoxLayout()
-        self.back_button = QPushButton("◀ Back")
-        self.next_button = QPushButton("Next ▶")
-        self.restart_button = QPushButton("Restart")
-        self.show_me_button = QPushButton("Show me")
+        self.back_button, self.next_button, self.restart_button, self.show_me_button = (
+            QPushButton(t) for t in ("◀ Back", "Next ▶", "Restart", "Show me"))
         for b in (self.back_button, self.show_me_button, self.restart_button, self.next_button):
             nav.addWidget(b)
         v.addLayout(nav)
@@ -143,7 +142,7 @@ class LearnPanel(QWidget):
             step = p.get("step", 0)
             progress = f"step {(step if isinstance(step, int) else 0) + 1}/{n}" if p else f"{n} steps"
             score = f" · score {p.get('score', 0)}/{p.get('of', 0)}" if p.get("of") else ""
-            item = QListWidgetItem(f"{done}{lesson.title} · {progress}{score}")
+            item = QListWidgetItem(f"{done}{lesson.title}{DRAFT * lesson.draft} · {progress}{score}")
             item.setData(Qt.ItemDataRole.UserRole, lesson.id)
             self.list.addItem(item)
 
@@ -184,8 +183,9 @@ class LearnPanel(QWidget):
             self.covers(())
             return
         st = run.step
-        self.title.setText(f"{run.lesson.title}: {st.get('title', '')}".rstrip(": "))
-        self.where.setText(f"Step {run.index + 1} of {run.total} · {self._kind_words(run)}")
+        self.title.setText(f"{run.lesson.title}{DRAFT * run.lesson.draft}: {st.get('title', '')}".rstrip(": "))
+        words = {"look": "look", "do": "your turn: do it (or press Show me)"}.get(run.kind, "predict, then see")
+        self.where.setText(f"Step {run.index + 1} of {run.total} · {words}")
         self._show_text()
         fb = run.feedback.get(run.index)
         self._set_feedback(fb)
@@ -200,19 +200,15 @@ class LearnPanel(QWidget):
         self.covers(run.covered)
         self.fill_list()
         self._select_current()
+        self.layout().activate()  # type: ignore[union-attr]  # the new controls placed now, not at the next pass
 
     def _select_current(self) -> None:
         if self.run is None:
             return
         for i in range(self.list.count()):
             if self.list.item(i).data(Qt.ItemDataRole.UserRole) == self.run.lesson.id:
-                self.list.blockSignals(True)
-                self.list.setCurrentRow(i)
-                self.list.blockSignals(False)
-
-    @staticmethod
-    def _kind_words(run: LessonRun) -> str:
-        return {"look": "look", "do": "your turn: do it (or press Show me)"}.get(run.kind, "predict, then see")
+                with QSignalBlocker(self.list):
+                    self.list.setCurrentRow(i)
 
     def _show_text(self) -> None:
         """The step's text and its feedback, as the run says them for the numbers now."""
@@ -232,6 +228,7 @@ class LearnPanel(QWidget):
                                                                                   list(m.key_tokens)):
             self._clear_inputs()  # the learner's tokens changed under the question: its grid follows them
             self._build_inputs(run.step["ask"])  # type: ignore[union-attr]
+            self.layout().activate()  # type: ignore[union-attr]
 
     def _refuse(self, text: str) -> None:  # why a move or an answer is refused, under the step
         self.feedback.setStyleSheet(f"color: {colors_for(self.dark).bad};")
@@ -247,23 +244,25 @@ class LearnPanel(QWidget):
 
     def _set_feedback(self, fb: Feedback | None) -> None:
         c = colors_for(self.dark)
-        if fb is None:
-            self.feedback.setText("")
-            self.feedback.setStyleSheet("")
-            return
-        self.feedback.setText(self.run.feedback_text() if self.run is not None else fb.text)
-        self.feedback.setStyleSheet(f"color: {c.good if fb.correct else c.bad};")
+        self.feedback.setText("" if fb is None else self.run.feedback_text() if self.run is not None else fb.text)
+        self.feedback.setStyleSheet("" if fb is None else f"color: {c.good if fb.correct else c.bad};")
 
     def _clear_inputs(self) -> None:
-        if self.number.parentWidget() is not self:  # kept (hidden) by the panel: its row is deleted below, and a
-            self.number.hide()  # deferred delete of the row would take the line edit with it
+        """The last step's controls out of sight at once, not at their deferred delete: a frame painted before it
+        (a busy event loop under X11) drew a Check button over a cell grid, or its "e" between yes and no."""
+        if self.number.parentWidget() is not self:  # kept by the panel (hidden): the row deleted below would take
+            self.number.hide()  # the line edit along
             self.number.setParent(self)
-        while self.inputs_box.count():
-            w = self.inputs_box.takeAt(0).widget()
-            if w is not None:
+        while (item := self.inputs_box.takeAt(0)) is not None:
+            if (w := item.widget()) is not None:
+                w.setParent(None)  # which hides it
                 w.deleteLater()
         self.choice_buttons = []
         self.cell_grid = None
+
+    def _add(self, w: QWidget) -> None:  # shown now: added to a shown layout, it would be by a queued call
+        self.inputs_box.addWidget(w)
+        w.show()
 
     def _build_inputs(self, ask: dict[str, Any]) -> None:
         run = self.run
@@ -278,7 +277,7 @@ class LearnPanel(QWidget):
             check = QPushButton("Check")
             check.clicked.connect(self._check_number)
             h.addWidget(check)
-            self.inputs_box.addWidget(row)
+            self._add(row)
             self.number.setFocus()
             return
         if ask["type"] == "cell" and ask.get("map") in run.covered:  # a click on the map would hit its cover
@@ -288,7 +287,7 @@ class LearnPanel(QWidget):
             row_name = ask["row"] if isinstance(ask["row"], str) else run.model.query_tokens[int(ask["row"])]
             hint = QLabel(f"Click a cell of row '{row_name}' in a map, or pick the key:")
             hint.setWordWrap(True)
-            self.inputs_box.addWidget(hint)
+            self._add(hint)
             choices = list(run.model.key_tokens)
         else:
             choices = list(ask["choices"])
@@ -300,7 +299,7 @@ class LearnPanel(QWidget):
             b.clicked.connect(lambda _=False, c=c: self.choose(c))
             h.addWidget(b)
             self.choice_buttons.append(b)
-        self.inputs_box.addWidget(box)
+        self._add(box)
 
     def _build_cell_grid(self, ask: dict[str, Any]) -> None:
         run = self.run
@@ -310,9 +309,9 @@ class LearnPanel(QWidget):
         name = rows[row] if row is not None and 0 <= row < len(rows) else str(ask["row"])
         hint = QLabel(f"Click the cell of row '{name}' in this grid of the {ask['map']} map (the map itself stays "
                       "covered until you answer):")
-        hint.setWordWrap(True), self.inputs_box.addWidget(hint)
+        hint.setWordWrap(True), self._add(hint)
         self.cell_grid = CellGrid(rows, cols, lambda i, j: self.answer((i, j)), highlight_row=row)
-        self.inputs_box.addWidget(self.cell_grid)
+        self._add(self.cell_grid)
 
     # ------------------------------------------------------------------ the learner acts
     def choose(self, choice: str) -> Feedback | None:
