@@ -1,8 +1,10 @@
 """Head detectors: how much each head attends where a known mechanism would, on random tokens repeated twice.
 
 The probe is Olsson et al.'s ("In-context learning and induction heads", 2022): S random tokens x, then x again,
-after a BOS token when the model's config has ``bos_token_id``. With o = 1 (BOS) or 0, the first copy sits at
-o … o+S−1 and the second at o+S … o+2S−1; query i of the second copy holds the same token as i − S. Per head, the
+after a BOS token when the model's config has a ``bos_token_id`` the model can embed (``probe_bos``: one outside the
+vocabulary, as in a config copied from a larger model, is skipped and the probe starts without it). With o = 1 (BOS)
+or 0, the first copy sits at o … o+S−1 and the second at o+S … o+2S−1; query i of the second copy holds the same
+token as i − S. Per head, the
 score is the mean attention weight on the mechanism's key, over the queries that have one, over the batch:
 
 - ``previous-token``: key i − 1, every query i ≥ 1 (TransformerLens' previous-token pattern).
@@ -35,8 +37,24 @@ THRESHOLD = 0.4
 DEFAULT_SEQ_LEN = 50
 
 
+def probe_bos(model: PretrainedModel) -> int | None:
+    """The BOS id the probe starts with: the config's ``bos_token_id`` if it lies in the model's vocabulary, else
+    None (an id the embedding has no row for would crash the forward pass; the text traces fine without one)."""
+    bos = model.spec.bos_token_id
+    return int(bos) if bos is not None and 0 <= bos < model.spec.vocab_size else None
+
+
 def bos_offset(model: PretrainedModel) -> int:
-    return 1 if model.spec.bos_token_id is not None else 0
+    return 1 if probe_bos(model) is not None else 0
+
+
+def seq_len_room(model: PretrainedModel) -> int:
+    """The largest S the repeated probe fits in this model (``fit_seq_len``): BOS + 2S within its usable positions,
+    S distinct tokens within its vocabulary. A caller that names S otherwise (a CLI flag) checks against it."""
+    from ..pretrained.config import OWN_FAMILY
+
+    usable = model.spec.max_positions - (1 if model.spec.family == OWN_FAMILY else 0)
+    return min((usable - bos_offset(model)) // 2, len(candidate_tokens(model)))
 
 
 def fit_seq_len(model: PretrainedModel, seq_len: int | None) -> int:
@@ -46,11 +64,7 @@ def fit_seq_len(model: PretrainedModel, seq_len: int | None) -> int:
     This app's models read one token fewer than their ``max_seq_len`` in training (the last token of an example is
     only a target), so their last position embedding is untrained and the probe leaves it out: an induction model
     (L = 6, 12 positions) gets S = 5, a period it was trained on (periods L/2 … L)."""
-    from ..pretrained.config import OWN_FAMILY
-
-    usable = model.spec.max_positions - (1 if model.spec.family == OWN_FAMILY else 0)
-    room = (usable - bos_offset(model)) // 2
-    room = min(room, len(candidate_tokens(model)))
+    room = seq_len_room(model)
     if seq_len is None:
         seq_len = min(DEFAULT_SEQ_LEN, room)
     elif not isinstance(seq_len, (int, np.integer)) or not 2 <= seq_len <= room:
@@ -67,8 +81,9 @@ def candidate_tokens(model: PretrainedModel) -> np.ndarray:
     keep = np.ones(size, dtype=bool)
     special = [i for i in model.tokenizer.special_ids if 0 <= i < size]
     keep[special] = False
-    if model.spec.bos_token_id is not None and model.spec.bos_token_id < size:
-        keep[model.spec.bos_token_id] = False
+    bos = probe_bos(model)
+    if bos is not None and bos < size:
+        keep[bos] = False
     return np.flatnonzero(keep)
 
 
@@ -81,7 +96,8 @@ def repeated_ids(model: PretrainedModel, seq_len: int, seed: int, batch: int) ->
     rows = []
     for _ in range(batch):
         x = rng.choice(pool, size=seq_len, replace=False)
-        head = [model.spec.bos_token_id] if bos_offset(model) else []
+        bos = probe_bos(model)
+        head = [] if bos is None else [bos]
         rows.append(np.concatenate([np.asarray(head, dtype=np.int64), x, x]).astype(np.int64))
     return np.stack(rows)
 
