@@ -4,13 +4,15 @@ Hugging Face ``tokenizer.json`` files are read with the ``tokenizers`` package (
 uses), so ids equal theirs, special tokens (a Llama BOS) included. Display strings: byte-level BPE (GPT-2, Pythia,
 Qwen2) spells a leading space ``Ġ`` and sentencepiece (Llama, Mistral) ``▁``; both are shown as ``␣`` (U+2423, OPEN
 BOX), a newline as ``↵`` and a tab as ``⇥``, so "the" and " the" stay distinguishable; a byte that is only part of a
-UTF-8 character shows as ``\\xNN``. This app's own models have no text vocabulary: their ids are written as numbers,
-with 0 and 1 as PAD and SEP (``attention_core.vocab``), and text is those names separated by spaces or commas.
+UTF-8 character shows as ``\\xNN``, and so does any other control or invisible character (``visible``). This app's
+own models have no text vocabulary: their ids are written as numbers, with 0 and 1 as PAD and SEP
+(``attention_core.vocab``), and text is those names separated by spaces or commas.
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,9 +38,23 @@ def _byte_decoder() -> dict[str, int]:
 _BYTES = _byte_decoder()
 
 
+_MARKS = {" ": SPACE, "\n": NEWLINE, "\t": TAB}
+
+
 def visible(text: str) -> str:
-    """Spaces, newlines and tabs as visible marks."""
-    return text.replace(" ", SPACE).replace("\n", NEWLINE).replace("\t", TAB).replace("\r", "\\r")
+    """A token string as every label shows it (one rule): a space as ␣, a newline as ↵, a tab as ⇥, and every other
+    control or invisible character (a carriage return, a vertical tab, NUL, a no-break space, a zero-width joiner …)
+    as its code — ``\\x0d``, ``\\xa0``, ``\\u200d`` — like a byte that is only part of a UTF-8 character
+    (``\\xNN``). Drawn raw, such a token was a blank row or a "▯" box."""
+    out = []
+    for c in text:
+        if c in _MARKS:
+            out.append(_MARKS[c])
+        elif unicodedata.category(c)[0] in "CZ":  # control, format, unassigned, private; separators
+            out.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def _bytes_text(data: bytes) -> str:
@@ -86,7 +102,7 @@ class HFTokenizer:
         if piece is None:
             return f"<{int(token_id)}>"
         if token_id in self.special_ids:
-            return piece
+            return visible(piece)
         if self.byte_level and all(c in _BYTES for c in piece):
             return visible(_bytes_text(bytes(_BYTES[c] for c in piece)))
         if piece.startswith("<0x") and piece.endswith(">") and len(piece) == 6:  # sentencepiece byte fallback

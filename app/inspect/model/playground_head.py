@@ -82,11 +82,8 @@ def playground_head(trace: Trace, layer: int, head: int, text: str = "") -> Play
 
 def unique_names(tokens: list[str]) -> list[str]:
     """Token names the Playground accepts (one per position, distinct): a repeated token gets its position."""
+    names = [t.strip() or "␣" for t in tokens]
     seen: dict[str, int] = {}
-    for t in tokens:
-        seen[t] = seen.get(t, 0) + 1
-    out = []
-    for i, t in enumerate(tokens):
-        name = t.strip() or "␣"
-        out.append(name if seen[t] == 1 else f"{name}@{i}")
-    return out
+    for name in names:  # counted as shown: a token shown as "␣" is told apart from a real "␣" by its position
+        seen[name] = seen.get(name, 0) + 1
+    return [name if seen[name] == 1 else f"{name}@{i}" for i, name in enumerate(names)]
