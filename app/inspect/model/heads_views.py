@@ -22,7 +22,13 @@ KIND_TEXT = {
     "induction": "looks at the token that followed the earlier copy of its own token, and so can predict it",
     "first-token": "looks at the first token (an \"attention sink\": somewhere to put weight when nothing fits)",
 }
-MEASURE_TEXT = {"repeat": "the repeat (2nd copy)", "text": "your text"}
+SCAN_REPEAT = "second copy of sequence 1"
+"""The scan's repeat loss: measured on the probe's first sequence alone (a scan of 144 heads on all four would take
+four times as long), so it is not the curve's "second copy" (``SECOND_COPY``), the mean over the four: one name
+each, so two numbers for what read as one quantity no longer sit side by side."""
+FIRST_COPY, SECOND_COPY = "first copy", "second copy"
+"""The loss curve's two means, over the probe's sequences (``Curve.sequences``), as lesson 8 says them."""
+MEASURE_TEXT = {"repeat": SCAN_REPEAT, "text": "your text"}
 
 
 @dataclass(frozen=True, eq=False)  # numpy fields: compare them yourself
@@ -55,7 +61,7 @@ class Pattern:
 
 @dataclass(frozen=True, eq=False)
 class Curve:
-    """The probe's loss per predicted position (``x``, ``y``: mean over the sequences), ``clean`` (every head on,
+    """The probe's loss per predicted position (``x``, ``y``: mean over the ``sequences``), ``clean`` (every head on,
     None when none is off), the two halves' (first x, last x, mean), where the repeat starts, title and caption."""
 
     x: np.ndarray
@@ -66,6 +72,7 @@ class Curve:
     repeat_at: float
     title: str
     caption: str
+    sequences: int = 1
 
 
 @dataclass(frozen=True)
@@ -154,7 +161,7 @@ def repeat_curve(a: HeadsAnalysis) -> Curve | None:
     off = f" ({off_text(d.off)})" if d.off else ""
     return Curve(x, losses.mean(axis=0), clean, (float(max(o, 1)), float(o + s - 1), first),
                  (float(o + s), float(n - 1), second), o + s - 0.5, f"Loss per position{off}",
-                 f"{len(rep.ids)} × {s} random tokens, then the same again: {verdict}.{was}")
+                 f"{len(rep.ids)} × {s} random tokens, then the same again: {verdict}.{was}", len(rep.ids))
 
 
 def scan_grid(a: HeadsAnalysis) -> Grid | None:
@@ -168,7 +175,7 @@ def scan_grid(a: HeadsAnalysis) -> Grid | None:
     base = float(scan.repeat_loss if a.scan_measure == "repeat" else scan.text_loss)
     rows, cols = _axes(values.shape)
     unmeasured = ~np.isfinite(values)
-    parts = [f"Loss on {MEASURE_TEXT[a.scan_measure]}: {base:.2f} nats with " +
+    parts = [f"Loss on the {MEASURE_TEXT[a.scan_measure]}: {base:.2f} nats with " +
              (f"{off_text(r.off)} (hatched)" if r.off else "every head on")]
     if not scan.completed:
         parts.append(f"cancelled after {r.done} of {r.total} heads: the rest not measured")

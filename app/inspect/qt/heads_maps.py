@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
 
 from app.inspect.model.heads import SCAN_HOWS, SCAN_MEASURES
 from app.inspect.model.heads_views import (
+    FIRST_COPY,
     MEASURE_TEXT,
+    SECOND_COPY,
     Grid,
     pattern,
     repeat_curve,
@@ -217,8 +219,9 @@ class LossCurveView(RedrawWhenShown, QWidget):
         self.plot.setYRange(0.0, max(top * 1.1, 0.5), padding=0)
         self.plot.setXRange(0.5, float(cv.x[-1]) + 0.5, padding=0)
         c = self.colors
-        key = (f"{span('●', c.blue)} loss {span('━', c.orange)} first copy {am:.2f} {span('━', c.good)} second "
-               f"copy {bm:.2f} nats" + (f" {span('╌', c.grey)} every head on" if cv.clean is not None else ""))
+        key = (f"{span('●', c.blue)} loss {span('━', c.orange)} {FIRST_COPY} {am:.2f} {span('━', c.good)} "
+               f"{SECOND_COPY} {bm:.2f} nats (mean of {cv.sequences} sequences)" +
+               (f" {span('╌', c.grey)} every head on" if cv.clean is not None else ""))
         self.caption.setText(f"{key}. {cv.caption}")
 
 
