@@ -35,6 +35,8 @@ DEFAULT_TEXT = "When Mary and John went to the store, John gave a drink to"
 OWN_FAMILY = "attention-playground"
 """The family ``load_pretrained`` gives the app's own trained models (their tokens are numbers, PAD and SEP)."""
 LOAD_STATES = ("empty", "loading", "ready", "error")
+NO_TEXT = "Type some text to trace."
+"""Said for an empty text or one of only spaces, by Trace and by a load alike (the model opens; nothing is traced)."""
 
 
 class InspectEvents(SignalGroup):
@@ -162,6 +164,9 @@ class InspectSession(Announcing):
             prompt = text
             if model.family == OWN_FAMILY and not _encodes(model, text):
                 prompt = own_example(model)  # the app's own models read numbers, not words: show them a prompt
+            elif not prompt.strip():  # the rule Trace keeps: a text of only spaces is refused, on load too
+                yield _Failed("trace", NO_TEXT)
+                return
             yield from _trace(model, prompt)
 
         self._start(job, work, path=p)
@@ -186,7 +191,7 @@ class InspectSession(Announcing):
         if self.model is None or self.load_state == "loading":
             return
         if not self.text.strip():
-            self.error = "Type some text to trace."
+            self.error = NO_TEXT
             self._set_status(self.error)
             self._changed()
             return
@@ -277,7 +282,8 @@ class InspectSession(Announcing):
                 kept = " The model shown before stays." if self.model is not None else ""
                 self._set_status(f"Could not open it: {item.message}{kept}")
             else:
-                self._set_status(f"Could not trace the text: {item.message}")
+                self._set_status(item.message if item.message == NO_TEXT else
+                                 f"Could not trace the text: {item.message}")
             self._changed("load", "trace")
 
 
