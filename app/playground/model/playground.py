@@ -29,6 +29,7 @@ from psygnal import Signal, SignalGroup
 from app.playground.model import texts as text
 from app.playground.model.colour_range import StepColours, step_colours
 from app.playground.model.explain import Explanation, explain, explain_multihead, with_projection_sources
+from app.playground.model.preset_memory import PresetMemory
 from app.playground.model.shown import STEP_VIEWS, cell_exists, compute, compute_shown
 from app.playground.model.state import MASK_MODES, MODES, PlaygroundState, Result
 from attention_core import AttentionSteps
@@ -90,7 +91,7 @@ class PlaygroundModel:
         self.highlights: Highlights = {}
         self._preset: Preset | None = None
         self._preset_key: object = None
-        self._preset_keys: dict[str, object] = {}
+        self._presets = PresetMemory()  # what undo, redo and a session find a preset by (a real head's too)
         self._pending: Result | None = None
         self._computation = compute(self.state)
         if preset:
@@ -244,7 +245,7 @@ class PlaygroundModel:
     def load_preset(self, preset: str | Preset) -> None:
         p = get_preset(preset) if isinstance(preset, str) else preset
         self._guarded(lambda s: s.load_preset(p))
-        self._remember_preset(p)
+        self._preset, self._preset_key = p, self._presets.remember(p, given=not isinstance(preset, str))
         self._commit(set(INPUT_FIELDS))
 
     def restore(self, snap: dict[str, Any]) -> None:
@@ -256,12 +257,8 @@ class PlaygroundModel:
         if fresh.device != device:  # a session saved on a machine with a GPU: say why it computes on the CPU
             self.device_note = f"{device} is not available here; computing on the CPU instead"
             self._device_changed = True
-        name = fresh.preset_name
-        if self._preset is None or self._preset.name != name:
-            try:
-                self._remember_preset(get_preset(name) if name else None)
-            except ValueError:  # a session from a newer app, with a preset this one does not know
-                self._remember_preset(None)
+        found = self._presets.find(fresh, self._preset)  # None: a preset this app does not know (a newer app's)
+        self._preset, self._preset_key = found or (None, None)
         self._commit(set(INPUT_FIELDS))
 
     # ================================================================== machine and view state (not undoable)
@@ -323,17 +320,6 @@ class PlaygroundModel:
                 assert before is not None
                 self.state = before
             raise
-
-    def _remember_preset(self, preset: Preset | None) -> None:
-        self._preset = preset
-        if preset is None:
-            self._preset_key = None
-            return
-        if preset.name not in self._preset_keys:
-            fresh = PlaygroundState()
-            fresh.load_preset(preset)
-            self._preset_keys[preset.name] = text.story_key(fresh)
-        self._preset_key = self._preset_keys[preset.name]
 
     def _compute_checked(self) -> Result:
         """The result of the current state (``compute_shown``); ValueError when it cannot be shown. A failing GPU
