@@ -274,7 +274,8 @@ class PlaygroundState:
                 self.matrices[name] = np.array(w, dtype=np.float64)
         else:
             self.mode = "qkv"
-        self.mask_mode, self.num_heads = "none", 1
+        # the setting its story describes: 1/√d_k, no mask, unless it brings its own (apply_preset_setting)
+        self.mask_mode, self.num_heads, self.scale_mode = "none", 1, "sqrt"
         self.padding_keep = [True] * self.dims["Lk"]
         self.custom_mask = np.ones((self.dims["Lq"], self.dims["Lk"]), dtype=bool)
         self._fill_missing()
