@@ -12,12 +12,33 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any, NoReturn
 
 
-def _build_parser() -> argparse.ArgumentParser:
+class ReasonFirstParser(argparse.ArgumentParser):
+    """argparse's parser, its refusal reordered: "attention-playground train: error: REASON" first, then the usage.
+    argparse prints the usage block first, so on a terminal the reason, its last line, came after a screenful of
+    options. The sub-commands' parsers are of this class too (``add_subparsers`` builds them with the parent's)."""
+
+    commands: dict[str, argparse.ArgumentParser] = {}
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n{self.format_usage()}")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse's, but an argument no parser knows is refused by the command's parser ("attention-playground
+        inspect: error: unrecognized arguments: --txt 3"), not the top one's, which named no command."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            owner = self.commands.get(getattr(parsed, "command", None) or "", self)
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+
+def _build_parser() -> ReasonFirstParser:
     from app.common.version import __version__
 
-    p = argparse.ArgumentParser(
+    p = ReasonFirstParser(
         prog="attention-playground",
         description="See attention work. With no command, opens the desktop app.",
     )
@@ -49,6 +70,7 @@ def _build_parser() -> argparse.ArgumentParser:
     from app.inspect.cli import add_inspect_parser
 
     add_inspect_parser(sub)
+    p.commands = dict(sub.choices)
     return p
 
 
@@ -69,6 +91,8 @@ def main(argv: list[str]) -> int:
 
         print(f"attention-playground {__version__}")
         return 0
+    if args.self_test is not None and args.command not in (None, "gui"):  # the window alone, or the command?
+        parser.error(f"--self-test opens the window; it takes no command (got {args.command})")
     from app.common.validation import Refused
 
     try:

@@ -10,14 +10,18 @@ far above what the app is for; memory is the limit that bites first on a real ma
 
 A refusal is a ``Refused`` (a ``ValueError``) whose text is one line naming the option: the CLI prints
 ``attention-playground COMMAND: reason`` and exits 2 (``app.common.entry``); a form shows it under its fields.
-``flags=False`` names the options the way the window's forms label them.
+``flags=False`` names the options the way the window's forms label them; ``names`` (field -> word) names some
+otherwise (``experiment --runs FILE``: the file's own keys). The library's own checks (``TrainConfig.validate``)
+speak of fields (``d_model``, ``num_heads``), the words of a Python caller: where the command line has a flag for
+them, the combination is checked here first, in the flags' words (``--d-model 6 must be divisible by --heads 4``).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -60,15 +64,16 @@ class Limit:
             words = f"{kind} from {_num(self.lo)} to {_num(self.hi)}"
         return words + (f" ({self.note})" if self.note else "")
 
-    def check(self, value: Any, flags: bool = True) -> Any:
-        """``value`` if it is in range, else ``Refused`` naming the option and the range."""
+    def check(self, value: Any, flags: bool = True, name: str | None = None) -> Any:
+        """``value`` if it is in range, else ``Refused`` naming the option (``name``, else the flag or the label)
+        and the range."""
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         if ok and self.integer:
             ok = float(value).is_integer()
         if ok:
             ok = (value > self.lo if self.lo_open else value >= self.lo) and value <= self.hi
         if not ok:
-            raise Refused(f"{self.name(flags)} {value!r} is out of range: expected {self.text()}")
+            raise Refused(f"{name or self.name(flags)} {value!r} is out of range: expected {self.text()}")
         return value
 
 
@@ -123,11 +128,12 @@ INSPECT_LIMITS = _limits(
 )
 
 
-def check_options(values: dict[str, Any], limits: dict[str, Limit], flags: bool = True) -> None:
+def check_options(values: dict[str, Any], limits: dict[str, Limit], flags: bool = True,
+                  names: dict[str, str] | None = None) -> None:
     """Every value given (not None) within its limit; the first one out of range raises ``Refused``."""
     for key, value in values.items():
         if value is not None and key in limits:
-            limits[key].check(value, flags)
+            limits[key].check(value, flags, (names or {}).get(key))
 
 
 def check_scale(scale: float, flags: bool = True) -> float:
@@ -135,12 +141,49 @@ def check_scale(scale: float, flags: bool = True) -> float:
 
 
 def check_preset_name(name: str, flag: str = "--preset") -> str:
-    """A ``random-N`` preset's seed N within the seeds' range, as the window's Random (seed…) dialog takes it
-    (0 … 2³¹ − 1); other names are the library's to check (``get_preset``)."""
+    """A preset's name: one of the library's (``PRESET_NAMES``) or ``random-N``, N a seed within the seeds' range,
+    as the window's Random (seed…) dialog takes it (0 … 2³¹ − 1); else ``Refused`` naming ``flag``."""
+    from attention_core.presets import PRESET_NAMES
+
     head, _, tail = str(name).partition("-")
     if head == "random" and tail.isdigit() and int(tail) > MAX_SEED:
         raise Refused(f"{flag} {name}: the seed {tail} is out of range: expected an integer from 0 to {MAX_SEED}")
+    if name not in PRESET_NAMES and not (head == "random" and tail.isdigit()):
+        raise Refused(f"{flag} {name}: unknown preset; choose one of {', '.join(PRESET_NAMES)} or random-N (N a "
+                      f"seed from 0 to {MAX_SEED})")
     return name
+
+
+def check_causal_fits(queries: int, keys: int, preset: str) -> None:
+    """``--mask causal`` on a preset: the mask is square, so a cross-attention preset (fewer queries than keys) is
+    refused naming both flags."""
+    if queries != keys:
+        raise Refused(f"--mask causal needs as many queries as keys: --preset {preset} has {queries} "
+                      f"{'query' if queries == 1 else 'queries'} and {keys} keys (give --mask none)")
+
+
+def check_device_name(value: str, flag: str = "--device") -> str:
+    """``cpu``, ``cuda`` or ``cuda:N`` by their spelling alone (whether that GPU is there needs torch: see
+    ``check_device``), so that a typo is refused before torch is imported."""
+    name = str(value).strip().lower()
+    if name in ("cpu", "cuda") or re.fullmatch(r"cuda:\d+", name):
+        return name
+    raise Refused(f"{flag} {value}: unknown device; expected cpu, cuda or cuda:N")
+
+
+def check_device(value: str, flag: str = "--device") -> str:
+    """``value`` spelt right (``check_device_name``) and there on this machine (a GPU: torch is imported to ask);
+    the device's normal name (``cuda`` -> ``cuda:0``)."""
+    name = check_device_name(value, flag)
+    if name == "cpu":
+        return name
+    from attention_core.devices import available_devices, resolve_device
+
+    try:
+        return resolve_device(name)
+    except ValueError:
+        raise Refused(f"{flag} {value} is not available here (available: "
+                      f"{', '.join(available_devices())})") from None
 
 
 # ---------------------------------------------------------------- memory
@@ -202,13 +245,53 @@ def _gib(mib: float) -> str:
     return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
 
 
-def check_train(config: TrainConfig, flags: bool = True, budget_mib: float | None = None) -> TrainConfig:
+TRAIN_FLAGS = {"device": "--device", "task": "--task", "positional": "--positional"}
+"""The other ``TrainConfig`` fields ``train`` has a flag for (the sizes' are in ``TRAIN_LIMITS``)."""
+
+
+def _namer(flags: bool, names: dict[str, str] | None) -> Callable[[str], str]:
+    """A ``TrainConfig`` field -> the word a refusal names it by: ``names``'s, else its flag (``flags``) or its
+    form label, else the field itself."""
+    def name(field: str) -> str:
+        if names and field in names:
+            return names[field]
+        if field in TRAIN_LIMITS:
+            return TRAIN_LIMITS[field].name(flags)
+        return TRAIN_FLAGS.get(field, field) if flags else field
+    return name
+
+
+def _check_combination(config: TrainConfig, name: Callable[[str], str]) -> None:
+    """The combinations ``TrainConfig.validate`` refuses in the fields' words, said in ``name``'s: the heads'
+    split of d_model, rotary's even head width, a task's distinct tokens; then the device (its spelling first: a
+    typo is refused without importing torch)."""
+    d, h, length, vocab, task = config.d_model, config.num_heads, config.seq_len, config.vocab_size, config.task
+    if d % h:
+        raise Refused(f"{name('d_model')} {d} must be divisible by {name('num_heads')} {h} (each head gets an equal "
+                      f"share of d_model)")
+    if config.positional == "rotary" and (d // h) % 2:
+        raise Refused(f"{name('positional')} rotary needs an even head width: {name('d_model')} {d} / "
+                      f"{name('num_heads')} {h} = {d // h}")
+    if task == "induction" and length < 2:
+        raise Refused(f"{name('task')} induction needs {name('seq_len')} 2 or more (got {length})")
+    if task in ("induction", "sort") and length > vocab - 2:
+        raise Refused(f"{name('task')} {task} draws {name('seq_len')} {length} distinct tokens: {name('vocab_size')} "
+                      f"must be at least {length + 2} (got {vocab}; 2 tokens are reserved, PAD and SEP)")
+    check_device(config.device, name("device"))
+
+
+def check_train(config: TrainConfig, flags: bool = True, budget_mib: float | None = None,
+                names: dict[str, str] | None = None) -> TrainConfig:
     """``config`` validated (``TrainConfig.validate``), every option in its range and the whole run within this
-    machine's memory; else ``Refused`` with the reason (the option to make smaller and how far)."""
+    machine's memory; else ``Refused`` with the reason (the option to make smaller and how far). ``flags``: the
+    command line's words (the form's labels when False); ``names``: field -> word, where another is wanted."""
     values = {f: getattr(config, f) for f in TRAIN_LIMITS}
     if config.steps is not None:
         values.pop("epochs")
-    check_options(values, TRAIN_LIMITS, flags)
+    name = _namer(flags, names)
+    check_options(values, TRAIN_LIMITS, flags, {f: name(f) for f in TRAIN_LIMITS})
+    if flags or names:  # the form keeps the library's words (its labels sit next to the fields)
+        _check_combination(config, name)
     try:
         config.validate()
     except ValueError as exc:
@@ -226,22 +309,21 @@ def check_train(config: TrainConfig, flags: bool = True, budget_mib: float | Non
     if alone:  # blame the one furthest above its default (what the user made big), then the one most over
         worst = max(alone, key=lambda f: (getattr(config, f) / (getattr(default, f) or 1),
                                           getattr(config, f) / fits[f]))
-        limit = TRAIN_LIMITS[worst]
-        hint = f"with the other options as given, {limit.name(flags)} fits up to {fits[worst]}"
+        hint = f"with the other options as given, {name(worst)} fits up to {fits[worst]}"
     else:  # no one option is enough: name the one whose default saves the most
         worst = min(fields, key=lambda f: train_memory_mib(_with(config, f, getattr(default, f) or 1)))
-        limit = TRAIN_LIMITS[worst]
-        hint = f"make {limit.name(flags)} and the other sizes smaller"
+        hint = f"make {name(worst)} and the other sizes smaller"
     where = ("the budget MEMORY_BUDGET_MIB sets" if os.environ.get("MEMORY_BUDGET_MIB")
              else "this machine can spare now (half of what is free)")
-    raise Refused(f"{limit.name(flags)} {getattr(config, worst)}: this run needs ~{_gib(need)} of memory, more than "
+    raise Refused(f"{name(worst)} {getattr(config, worst)}: this run needs ~{_gib(need)} of memory, more than "
                   f"the {_gib(budget)} {where}; {hint}")
 
 
 # ---------------------------------------------------------------- the scaling lab
-def check_bench(config: ScalingConfig, flags: bool = True) -> ScalingConfig:
+def check_bench(config: ScalingConfig, flags: bool = True, dtypes: bool = True) -> ScalingConfig:
     """A ``ScalingConfig`` with every option in range (threads None = 0) and at least one series that can run:
-    a choice whose every (device, implementation) would be skipped (``dtype_refusal``) is refused, not run."""
+    a choice whose every (device, implementation) would be skipped (``dtype_refusal``) is refused, not run
+    (``dtypes=False``: not yet, the devices still to be looked up)."""
     values = {f: getattr(config, f) for f in BENCH_LIMITS}
     values["threads"] = config.threads or 0
     check_options(values, BENCH_LIMITS, flags)
@@ -260,7 +342,7 @@ def check_bench(config: ScalingConfig, flags: bool = True) -> ScalingConfig:
         config.validate()
     except ValueError as exc:
         raise Refused(str(exc)) from None
-    reasons = _all_refused(config.devices, config.impls, config.dtype)
+    reasons = _all_refused(config.devices, config.impls, config.dtype) if dtypes else ""
     if reasons:
         raise Refused(f"{'--dtype' if flags else 'dtype'} {config.dtype}: nothing chosen can run it ({reasons})")
     return config

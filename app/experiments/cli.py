@@ -42,14 +42,39 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _checked(index: int, config: Any) -> Any:
-    """``config`` through the CLI's checks (ranges, combination, memory); a refusal names the run."""
+def _checked(index: int, config: Any, flagged: dict[str, str]) -> Any:
+    """``config`` through the CLI's checks (ranges, combination, memory); a refusal names the run, and each option
+    by the word the user wrote: the flag for what ``flagged`` holds (``--steps``, ``--device``), else the run's own
+    key (``seq_len``, as in a runs file and ``TrainConfig``)."""
+    from dataclasses import fields
+
     from app.common.validation import check_train
 
+    names = {f.name: f.name for f in fields(config)} | flagged
     try:
-        return check_train(config)
+        return check_train(config, names=names)
     except ValueError as exc:
         raise Refused(f"run {index}: {exc}") from None
+
+
+def _check_flags(args: argparse.Namespace) -> dict[str, str]:
+    """The options given on the command line, checked once in their own words (not once per run); returns
+    field -> flag for those given."""
+    from app.common.validation import TRAIN_LIMITS, check_device_name, check_options
+
+    if args.list:
+        given = [flag for flag, value in (("--out", args.out), ("--steps", args.steps), ("--device", args.device),
+                                          ("--force", args.force or None)) if value is not None]
+        if given:
+            raise Refused(f"--list takes no other option (got {', '.join(given)})")
+        return {}
+    if not args.out:
+        raise Refused("--out DIR is required with --preset or --runs")
+    check_options({"steps": args.steps}, TRAIN_LIMITS)
+    if args.device is not None:
+        check_device_name(args.device)
+    return {f: flag for f, flag, value in (("steps", "--steps", args.steps), ("device", "--device", args.device))
+            if value is not None}
 
 
 def _folder_name(index: int, name: str) -> str:
@@ -61,16 +86,19 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from attention_core.experiments import EXPERIMENT_PRESETS, differing_options, load_runs_file, summary_row
     from attention_core.experiments import write_summary_csv as write_csv
 
+    try:
+        flagged = _check_flags(args)
+    except Refused as exc:
+        return _fail(str(exc))
     if args.list:
         for preset in EXPERIMENT_PRESETS.values():
             print(f"{preset.id}\t{len(preset.runs)} runs\t{preset.title}")
         return 0
-    if not args.out:
-        return _fail("--out DIR is required with --preset or --runs")
     try:
         if args.preset is not None:
             if args.preset not in EXPERIMENT_PRESETS:
-                return _fail(f"unknown preset {args.preset!r}: choose one of {', '.join(EXPERIMENT_PRESETS)}")
+                return _fail(f"--preset {args.preset}: unknown preset; choose one of "
+                             f"{', '.join(EXPERIMENT_PRESETS)} (--list names them)")
             runs = EXPERIMENT_PRESETS[args.preset].build()
         else:
             runs = load_runs_file(args.runs)
@@ -79,7 +107,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             changes["steps"] = args.steps
         if args.device is not None:
             changes["device"] = args.device
-        runs = [replace(r, config=_checked(i, replace(r.config, **changes))) for i, r in enumerate(runs, 1)]
+        runs = [replace(r, config=_checked(i, replace(r.config, **changes), flagged)) for i, r in enumerate(runs, 1)]
         out = check_run_folder(args.out, "--out", force=args.force)
         for i, run in enumerate(runs, 1):  # a run's folder from an earlier experiment: replaced only with --force
             if (out / _folder_name(i, run.name)).exists():

@@ -18,7 +18,10 @@ head: that tab counts from 1.) DIR is a Hugging Face folder (config.json,
 model.safetensors, tokenizer.json) or a model this app trained (then TEXT is tokens like "3 5 7 SEP").
 
 The last line on stdout is a JSON summary; bad input exits 2 with ``attention-playground inspect: reason`` on stderr
-and no traceback. json, csv, --detect and --ablate import no Qt; torch is imported only once the model exists.
+and no traceback, naming the flag typed (``--ablate 9.9: the model has no layer 9``, ``--text is 80 tokens``,
+``--seq-len 40 does not fit``). An option of another mode is refused, not ignored (``--how`` without ``--ablate``,
+``--text`` with ``--detect``). json, csv, --detect and --ablate import no Qt; torch is imported only once the
+options, the output and the model's folder have been checked (what can be told from the files' names).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 
 from app.common import stopping
 from app.common.outputs import check_output_file
-from app.common.validation import INSPECT_LIMITS, Refused, check_options
+from app.common.validation import INSPECT_LIMITS, Refused, check_device, check_device_name, check_options
 
 PROG = "attention-playground inspect"
 KINDS = ("previous-token", "duplicate-token", "induction", "first-token")
@@ -53,16 +56,17 @@ def add_inspect_parser(sub: Any) -> None:
     p.add_argument("--threads", type=int, default=1,
                    help="CPU threads while the model runs, 0 to 256 (default 1: fastest on a busy machine; 0 = "
                         "torch's own)")
-    p.add_argument("--truncate", action="store_true", help="cut a text longer than the model's positions")
+    p.add_argument("--truncate", action="store_true", help="cut a --text longer than the model's positions")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--detect", choices=KINDS, default=None, help="score every head for this pattern")
     mode.add_argument("--ablate", metavar="L.H[,L.H...]", default=None,
                       help="switch these heads off (numbered from 0, e.g. 5.1,5.5) and report the losses")
-    p.add_argument("--how", choices=("zero", "mean"), default="zero", help="--ablate: zeros or the head's mean output")
+    p.add_argument("--how", choices=("zero", "mean"), default=None,
+                   help="--ablate: zeros or the head's mean output (default zero)")
     p.add_argument("--seq-len", type=int, default=None,
                    help="--detect/--ablate: random tokens per copy (default 50, less where the model is smaller)")
-    p.add_argument("--seed", type=int, default=0, help="--detect/--ablate: seed of the random tokens (default 0)")
-    p.add_argument("--batch", type=int, default=4, help="--detect/--ablate: random sequences (default 4)")
+    p.add_argument("--seed", type=int, default=None, help="--detect/--ablate: seed of the random tokens (default 0)")
+    p.add_argument("--batch", type=int, default=None, help="--detect/--ablate: random sequences (default 4)")
     p.add_argument("--out", default=None, metavar="FILE", help="FILE.json, FILE.csv, FILE.png, FILE.svg or "
                                                                "FILE.pdf (--detect: FILE.json)")
 
@@ -91,7 +95,44 @@ def parse_heads(spec: str) -> list[tuple[int, int]]:
     return out
 
 
+MODES_OF = {
+    "--text": ("text", ("--out", "--ablate")), "--truncate": ("truncate", ("--out", "--ablate")),
+    "--layer": ("layer", ("--out",)), "--head": ("head", ("--out",)), "--how": ("how", ("--ablate",)),
+    "--seq-len": ("seq_len", ("--detect", "--ablate")), "--seed": ("seed", ("--detect", "--ablate")),
+    "--batch": ("batch", ("--detect", "--ablate")),
+}
+"""flag -> (its argument, the modes that read it): ``--out`` a text's maps, ``--detect``, ``--ablate``."""
+WHY = {"--detect": "it scores every head on random tokens, no text",
+       "--ablate": "it switches off the heads --ablate names and prints the losses"}
+
+
+def _check_modes(args: argparse.Namespace) -> None:
+    """An option the chosen mode does not read is refused, naming both, instead of being ignored."""
+    mode = "--detect" if args.detect is not None else "--ablate" if args.ablate is not None else "--out"
+    for flag, (key, modes) in MODES_OF.items():
+        value = getattr(args, key)
+        if value is None or value is False or mode in modes:  # (0 is a layer given)
+            continue
+        if mode == "--out":
+            raise _Refusal(f"{flag} applies to {' and '.join(modes)} only")
+        raise _Refusal(f"{flag} does not apply to {mode} ({WHY[mode]})")
+    if mode == "--ablate" and args.out is not None:
+        raise _Refusal(f"--out does not apply to --ablate ({WHY['--ablate']} on stdout)")
+
+
+def _check_model_path(value: str) -> None:
+    """What the folder's names tell without torch: it is there, and it holds a model's files."""
+    p = Path(value).expanduser()
+    if not p.exists():
+        raise _Refusal(f"--model {value}: no such file or folder")
+    if p.is_dir() and not (p / "config.json").is_file() and not (p / "model.safetensors").is_file():
+        raise _Refusal(f"--model {value}: no config.json in the folder (a Hugging Face model folder holds "
+                       "config.json, model.safetensors and tokenizer.json; a run `train --out` wrote, config.json "
+                       "and model.safetensors)")
+
+
 def _check_args(args: argparse.Namespace) -> None:
+    _check_modes(args)
     if args.head is not None and args.layer is None:
         raise _Refusal("--head needs --layer")
     if args.detect is None and args.text is None:
@@ -108,16 +149,61 @@ def _check_args(args: argparse.Namespace) -> None:
                       INSPECT_LIMITS)
         if args.out is not None and (args.detect is not None or args.ablate is None):
             check_output_file(args.out, "--out")
+        check_device_name(args.device)
     except Refused as exc:
         raise _Refusal(str(exc)) from None
-    if not Path(args.model).exists():
-        raise _Refusal(f"{args.model}: no such file or folder")
+    _check_model_path(args.model)
 
 
-def _index(value: int | None, count: int, what: str) -> int | None:
+def _load(args: argparse.Namespace) -> Any:
+    """The model (torch imported here), the device checked first; the loader's reasons name ``--model``."""
+    from attention_core.pretrained import load_pretrained
+
+    try:
+        check_device(args.device)
+    except Refused as exc:
+        raise _Refusal(str(exc)) from None
+    try:
+        return load_pretrained(args.model, device=args.device, dtype=args.dtype, threads=args.threads or None)
+    except ValueError as exc:  # PretrainedError is one; its reasons start with the file they are about
+        raise _Refusal(f"--model {exc}") from None
+
+
+def _text(model: Any, args: argparse.Namespace) -> Any:
+    """``--text`` as the model reads it (its ids), checked in the flags' words: its tokens, and its length against
+    the model's positions (cut to them with ``--truncate``, else refused)."""
+    try:
+        ids = model.encode(args.text)
+    except ValueError as exc:
+        raise _Refusal(f"--text: {exc}") from None
+    limit = model.spec.max_positions
+    if not ids:
+        raise _Refusal("--text has no tokens")
+    if len(ids) > limit and not args.truncate:
+        raise _Refusal(f"--text is {len(ids)} tokens, longer than the model's {limit} positions; shorten it or add "
+                       f"--truncate to keep the first {limit}")
+    return ids[:limit]
+
+
+def _check_seq_len(model: Any, args: argparse.Namespace) -> None:
+    """``--seq-len`` against what this model can hold (the library's ``seq_len_room``), in the flag's words."""
+    from attention_core.phenomena.detect import seq_len_room
+
+    room = seq_len_room(model)
+    if args.seq_len is not None and room >= 2 and not 2 <= args.seq_len <= room:
+        raise _Refusal(f"--seq-len {args.seq_len} does not fit {model.name}: expected 2 to {room} (a start token "
+                       f"and --seq-len random tokens twice within its {model.spec.max_positions} positions, all "
+                       "distinct)")
+
+
+def _index(value: int | None, count: int, what: str, flag: str = "") -> int | None:
+    """``value`` (a layer or a head) if the model has it, else refused naming ``flag`` (default ``--layer`` or
+    ``--head``: ``--ablate 9.1`` names itself)."""
     if value is None:
         return None
     if not 0 <= value < count:
+        if flag:
+            raise _Refusal(f"{flag}: the model has no {what} {value} ({what}s 0 to {count - 1})")
         raise _Refusal(f"--{what} {value} does not exist: the model has {what}s 0 to {count - 1}")
     return value
 
@@ -182,6 +268,7 @@ def _figure(trace: Any, path: Path, layer: int | None, head: int | None) -> None
 
 
 def _run_trace(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+    _text(model, args)
     trace = model.trace(args.text, truncate=args.truncate)
     layer = _index(args.layer, trace.info.layers, "layer")
     head = _index(args.head, trace.info.heads, "head")
@@ -202,6 +289,7 @@ def _run_trace(model: Any, args: argparse.Namespace) -> dict[str, Any]:
 def _run_detect(model: Any, args: argparse.Namespace) -> dict[str, Any]:
     from attention_core.phenomena import head_scores
 
+    _check_seq_len(model, args)
     scores = head_scores(model, args.detect, seq_len=args.seq_len, seed=args.seed, batch=args.batch)
     above = [{"layer": li, "head": h, "score": round(float(scores.scores[li, h]), 6)}
              for li, h in scores.heads_above()]
@@ -220,10 +308,15 @@ def _run_ablate(model: Any, args: argparse.Namespace) -> dict[str, Any]:
 
     heads = []
     for li, h in parse_heads(args.ablate):
-        layer, head = _index(li, model.info.layers, "layer"), _index(h, model.info.heads, "head")
+        layer = _index(li, model.info.layers, "layer", f"--ablate {li}.{h}")
+        head = _index(h, model.info.heads, "head", f"--ablate {li}.{h}")
         assert layer is not None and head is not None
         heads.append((layer, head))
-    result = ablate(model, args.text, heads, args.how, seq_len=args.seq_len, seed=args.seed, batch=args.batch)
+    ids = _text(model, args)
+    if len(ids) < 2:
+        raise _Refusal("--text needs at least 2 tokens for --ablate (its loss is on the next token)")
+    _check_seq_len(model, args)
+    result = ablate(model, ids, heads, args.how, seq_len=args.seq_len, seed=args.seed, batch=args.batch)
     data = result.to_json()
     data["heads"] = [[li, h] for li, h in result.heads]
     return {"model": model.name, **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in data.items()}}
@@ -235,9 +328,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         if args.ablate is not None:
             parse_heads(args.ablate)  # syntax first, before a model is loaded
         _check_args(args)
-        from attention_core.pretrained import load_pretrained
-
-        model = load_pretrained(args.model, device=args.device, dtype=args.dtype, threads=args.threads or None)
+        args.how = args.how or "zero"  # the defaults, once no longer needed to tell an option given from one not
+        args.seed = 0 if args.seed is None else args.seed
+        args.batch = 4 if args.batch is None else args.batch
+        model = _load(args)
         if args.detect is not None:
             summary = _run_detect(model, args)
         elif args.ablate is not None:

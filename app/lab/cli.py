@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from app.common.validation import Refused
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from attention_core.scaling import IMPLEMENTATIONS
@@ -38,28 +40,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Check the options (their ranges, a device that is there, a dtype something chosen can run) and the CSV's
-    folder, then measure; 2 with the reason for bad input, before anything is measured."""
+    folder, then measure; 2 with the reason for bad input, before anything is measured. Only a GPU named (or
+    ``all``) imports torch to be checked: every other refusal comes before it."""
     from app.common import stopping
     from app.common.outputs import check_output_file
     from app.common.progress import Progress
     from app.common.validation import check_bench
-    from attention_core import available_devices
     from attention_core.scaling import ScalingConfig, ScalingRun, iter_scaling
 
     try:
         check_output_file(args.out, "--out", (".csv",))
-    except ValueError as exc:
-        return _fail(str(exc))
-    have = available_devices()
-    devices = have if args.devices == ["all"] else [("cuda:0" if d == "cuda" else d) for d in args.devices]
-    missing = [d for d in devices if d not in have]
-    if missing:
-        return _fail(f"device {', '.join(missing)} is not available here (available: {', '.join(have)})")
-    try:
-        cfg = check_bench(ScalingConfig(devices=tuple(devices), impls=tuple(args.impl), dtype=args.dtype,
-                                        batch=args.batch, heads=args.heads, d=args.d, min_n=args.min_n,
-                                        max_n=args.max_n, repeat=args.repeat, threads=args.threads or None,
-                                        memory_limit_mib=args.memory_limit_mib))
+        names = _device_names(args.devices)
+        _no_repeats("--impl", args.impl)
+        # the ranges and names first, torch-free: cpu stands in for the GPUs and "all" until they are looked up
+        options = {"impls": tuple(args.impl), "dtype": args.dtype, "batch": args.batch, "heads": args.heads,
+                   "d": args.d, "min_n": args.min_n, "max_n": args.max_n, "repeat": args.repeat,
+                   "threads": args.threads or None, "memory_limit_mib": args.memory_limit_mib}
+        if any(n != "cpu" for n in names):
+            check_bench(ScalingConfig(devices=("cpu",), **options), dtypes=False)
+            from attention_core import available_devices
+
+            have = available_devices()
+        else:
+            have = ["cpu"]
+        devices = have if names == ["all"] else names
+        missing = [typed for typed, d in zip(args.devices, devices) if d not in have]
+        if missing:
+            verb = "is" if len(missing) == 1 else "are"
+            raise Refused(f"--devices {' '.join(missing)} {verb} not available here (available: {', '.join(have)})")
+        cfg = check_bench(ScalingConfig(devices=tuple(devices), **options))
     except ValueError as exc:  # Refused is one
         return _fail(str(exc))
     run = ScalingRun(cfg)
@@ -79,6 +88,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
     summary["csv"] = str(Path(args.out).resolve())
     print(json.dumps(summary))
     return 0
+
+
+def _no_repeats(flag: str, values: list[str]) -> None:
+    """A name given twice would be measured twice (two series of the same thing): refused, naming it."""
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        raise Refused(f"{flag} {' '.join(twice)}: named twice")
+
+
+def _device_names(given: list[str]) -> list[str]:
+    """``--devices`` spelt right (``cuda`` = ``cuda:0``), each once, ``all`` alone; no torch imported."""
+    from app.common.validation import check_device_name
+
+    if "all" in given and len(given) > 1:
+        raise Refused(f"--devices {' '.join(given)}: 'all' already means every device here; give it alone")
+    if given == ["all"]:
+        return given
+    names = []
+    for d in given:
+        try:
+            names.append(check_device_name(d, "--devices"))
+        except Refused:
+            raise Refused(f"--devices {d}: unknown device; expected cpu, cuda, cuda:N or all") from None
+    names = ["cuda:0" if n == "cuda" else n for n in names]
+    _no_repeats("--devices", names)
+    return names
 
 
 def _fail(message: str) -> int:

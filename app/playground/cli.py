@@ -15,7 +15,7 @@ import numpy as np
 from app.common import stopping
 from app.common.outputs import check_output_file
 from app.common.titles import ExportContext, colorbar_label, full_title, step_title  # Qt-free
-from app.common.validation import check_preset_name, check_scale
+from app.common.validation import Refused, check_causal_fits, check_preset_name, check_scale
 from attention_core.steps import STEP_NAMES  # torch-free
 
 VIEWS = (*STEP_NAMES, "pipeline", "code")  # what `export --view` accepts
@@ -74,7 +74,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     view = args.view
     if view not in VIEWS:
-        return _fail(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+        return _fail(f"--view {view}: unknown view; choose one of {', '.join(VIEWS)}")
     allowed = {"pipeline": (".png", ".svg", ".pdf"), "code": (".py",)}.get(view, (".png", ".svg", ".pdf", ".csv"))
     if Path(args.out).suffix.lower() not in allowed:
         return _fail(f"--out must end in {', '.join(allowed)} for --view {view} (got {args.out!r})")
@@ -88,8 +88,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     lq, lk = preset.q.shape[0], preset.k.shape[0]
     mask = None
     if args.mask == "causal":
-        if lq != lk:
-            return _fail("a causal mask needs as many queries as keys")
+        try:
+            check_causal_fits(lq, lk, args.preset)
+        except Refused as exc:
+            return _fail(str(exc))
         mask = causal_mask(lq)
     try:
         steps = attention_steps(preset.q, preset.k, preset.v, mask=mask, scale=args.scale)

@@ -5,13 +5,15 @@ causality probe).
 history) and optionally a GIF/MP4 film of the head grid; one JSON summary line on stdout.
 
 ``probe``: the causality probe (``attention_core.probe``).
-- ``probe --checkpoint FILE [--position T] [--trials N]``: a trained model, on its probe sequence, with the mask it
-  was trained with; the tokens after T are replaced by random tokens N times.
+- ``probe --checkpoint FILE|DIR [--position T] [--trials N]``: a trained model (its ``.safetensors``, or the run's
+  folder ``train --out`` wrote), on its probe sequence, with the mask it was trained with; the tokens after T are
+  replaced by random tokens N times.
 - ``probe --preset NAME --position T [--mask causal|none]``: plain attention on a preset's Q, K, V; rows after T
   of K and V are replaced by random rows.
 
 stdout gets one JSON line ``{"position": T, "max_change_before": x, "max_change_after": y, "causal": bool}``; bad
-input gets a message on stderr and exit code 2. torch is imported only for a checkpoint.
+input gets a message on stderr and exit code 2. torch is imported only for a checkpoint, once the file's header
+(read as JSON) says it is one and the position is in range.
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 from app.common import stopping
 from app.common.outputs import check_output_file, check_run_folder
 from app.common.progress import Progress
-from app.common.validation import PROBE_LIMITS, Refused, check_options, check_preset_name, check_train
+from app.common.validation import (
+    PROBE_LIMITS,
+    Refused,
+    check_causal_fits,
+    check_options,
+    check_preset_name,
+    check_train,
+)
 from attention_core.task_shapes import POSITIONAL_KINDS, TASK_NAMES  # torch-free
 
 if TYPE_CHECKING:
@@ -35,6 +44,8 @@ if TYPE_CHECKING:
 
 TRAIN = "attention-playground train"
 PROBE = "attention-playground probe"
+CHECKPOINT_FORMAT = "attention-playground/tiny-transformer"
+"""``attention_core.checkpoint.FORMAT``, which imports torch: ``probe`` tells a foreign file without it."""
 
 
 def _fail(prog: str, message: str) -> int:
@@ -45,9 +56,11 @@ def _fail(prog: str, message: str) -> int:
 def add_train_parser(sub: Any) -> None:
     """The ``train`` sub-command's arguments (``sub``: the main parser's sub-parsers)."""
     t = sub.add_parser("train", help="train the tiny reversal transformer headless")
-    t.add_argument("--epochs", type=int, default=None,
-                   help="passes over the training set (default 1; for copy, sort and induction their recipe's steps)")
-    t.add_argument("--steps", type=int, default=None, help="train this many batches instead of --epochs")
+    length = t.add_mutually_exclusive_group()  # both given, one was silently ignored: refused, naming both
+    length.add_argument("--epochs", type=int, default=None,
+                        help="passes over the training set (default 1; for copy, sort and induction their recipe's "
+                             "steps)")
+    length.add_argument("--steps", type=int, default=None, help="train this many batches instead of --epochs")
     t.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 2e-2)")
@@ -204,7 +217,8 @@ def add_probe_parser(sub: Any) -> None:
     p = sub.add_parser("probe", help="causality probe: does any position up to T change when everything after T "
                                      "is replaced? (0.0 with the causal mask)")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--checkpoint", metavar="FILE", help="a model saved by this app (safetensors)")
+    src.add_argument("--checkpoint", metavar="FILE", help="a model saved by this app: a run's folder (train "
+                                                           "--out) or its model.safetensors")
     src.add_argument("--preset", metavar="NAME", help="a preset's Q, K, V (cat-sat-mat, bank-river-loan, "
                                                       "lesson-random-4x8, random-N, ...)")
     p.add_argument("--position", type=int, default=None,
@@ -217,37 +231,86 @@ def add_probe_parser(sub: Any) -> None:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    """Run the probe and print its JSON; 2 with a message for bad input."""
+    """Run the probe and print its JSON; 2 with a message for bad input (every one that needs no tensor before
+    torch is imported)."""
     try:
         check_options({"trials": args.trials, "seed": args.seed}, PROBE_LIMITS)
-    except Refused as exc:
+        if args.preset is not None:
+            result = _probe_preset(args)
+        else:
+            result = _probe_checkpoint(args)
+    except ValueError as exc:  # Refused, CheckpointError are
         return _fail(PROBE, str(exc))
-    if args.preset is not None:
-        from attention_core.presets import get_preset
-        from attention_core.probe import probe_attention_causality
-
-        if args.position is None:
-            return _fail(PROBE, "--preset needs --position T")
-        try:
-            preset = get_preset(check_preset_name(args.preset))
-            result = probe_attention_causality(preset.q, preset.k, preset.v, args.position,
-                                               mask=args.mask or "causal", trials=args.trials, seed=args.seed)
-        except ValueError as exc:
-            return _fail(PROBE, str(exc))
-    else:
-        if args.mask is not None:
-            return _fail(PROBE, "--mask applies to --preset only; a checkpoint is probed with the mask it was trained "
-                         "with")
-        from pathlib import Path
-
-        if not Path(args.checkpoint).is_file():  # said before torch is imported (~2 s)
-            return _fail(PROBE, f"{args.checkpoint}: no such file")
-        from attention_core.checkpoint import CheckpointError
-        from attention_core.probe import probe_checkpoint
-
-        try:
-            result = probe_checkpoint(args.checkpoint, args.position, trials=args.trials, seed=args.seed)
-        except (CheckpointError, ValueError, OSError) as exc:
-            return _fail(PROBE, str(exc))
     print(json.dumps(result.to_json()))
     return 0
+
+
+def _check_position(position: int, length: int, what: str) -> None:
+    """``--position`` within 0 … ``length`` − 2 (something must come after it), in the flag's words."""
+    if not 0 <= position <= length - 2:
+        raise Refused(f"--position {position} is out of range: expected an integer from 0 to {length - 2} ({what}; "
+                      "something must come after the position)")
+
+
+def _probe_preset(args: argparse.Namespace) -> Any:
+    from attention_core.presets import get_preset
+    from attention_core.probe import probe_attention_causality
+
+    if args.position is None:
+        raise Refused("--preset needs --position T")
+    preset = get_preset(check_preset_name(args.preset))
+    lq, lk = preset.q.shape[0], preset.k.shape[0]
+    mask = args.mask or "causal"
+    if mask == "causal":
+        check_causal_fits(lq, lk, args.preset)
+    _check_position(args.position, lk, f"--preset {args.preset} has {lk} keys")
+    return probe_attention_causality(preset.q, preset.k, preset.v, args.position, mask=mask, trials=args.trials,
+                                     seed=args.seed)
+
+
+def checkpoint_header(path: Path) -> dict[str, Any]:
+    """A safetensors file's metadata, read as the format lays it out (8 bytes of header length, then JSON) without
+    torch; ``Refused`` naming ``--checkpoint`` when the file is not one."""
+    try:
+        with path.open("rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            if not 2 <= size <= 100_000_000:
+                raise ValueError("it does not start with a header's length")
+            header = json.loads(fh.read(size))
+    except (OSError, ValueError) as exc:
+        why = "its header is not JSON" if isinstance(exc, json.JSONDecodeError) else exc
+        raise Refused(f"--checkpoint {path}: not a safetensors file ({why})") from None
+    meta = header.get("__metadata__") if isinstance(header, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _probe_checkpoint(args: argparse.Namespace) -> Any:
+    """``--checkpoint`` a run's folder or its file; the position checked against the run's L from the header."""
+    if args.mask is not None:
+        raise Refused("--mask applies to --preset only; a checkpoint is probed with the mask it was trained with")
+    path = Path(args.checkpoint)
+    if path.is_dir():  # the folder `train --out` wrote, as `inspect --model` takes it
+        if not (path / "model.safetensors").is_file():
+            raise Refused(f"--checkpoint {path}: no model.safetensors in the folder (give the folder `train --out` "
+                          "wrote, or a .safetensors file this app saved)")
+        path = path / "model.safetensors"
+    elif not path.is_file():
+        raise Refused(f"--checkpoint {path}: no such file or folder")
+    meta = checkpoint_header(path)
+    if meta.get("format") != CHECKPOINT_FORMAT:
+        raise Refused(f"--checkpoint {path}: not a model this app saved (format {meta.get('format')!r})")
+    if args.position is not None:
+        try:
+            seq_len = int(json.loads(meta.get("extra", "{}")).get("train_config", {})["seq_len"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            seq_len = 0  # an older file: the library reads it from the model and checks
+        if seq_len:
+            _check_position(args.position, 2 * seq_len, f"the model reads {2 * seq_len} positions, 0 to "
+                                                        f"{2 * seq_len - 1}")
+    from attention_core.checkpoint import CheckpointError
+    from attention_core.probe import probe_checkpoint
+
+    try:
+        return probe_checkpoint(path, args.position, trials=args.trials, seed=args.seed)
+    except (CheckpointError, OSError) as exc:
+        raise Refused(f"--checkpoint {exc}") from None

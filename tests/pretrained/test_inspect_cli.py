@@ -115,9 +115,9 @@ def test_ablate_prints_the_losses(own_model_dir, capsys):
     (["--detect", "induction", "--out", "x.csv"], "--detect writes FILE.json"),
     (["--ablate", "2-1", "--text", "hi"], "bad --ablate '2-1': use LAYER.HEAD numbered from 0"),
     (["--ablate", "-1.1", "--text", "hi"], "bad --ablate '-1.1'"),
-    (["--ablate", "2.1", "--text", "hi"], "--layer 2 does not exist"),
+    (["--ablate", "2.1", "--text", "hi"], "--ablate 2.1: the model has no layer 2 (layers 0 to 1)"),
     (["--text", "x " * 100, "--out", "x.json"], "longer than the model's 64 positions"),
-    (["--detect", "induction", "--seq-len", "40", "--out", "x.json"], "seq_len 40 does not fit"),
+    (["--detect", "induction", "--seq-len", "40", "--out", "x.json"], "--seq-len 40 does not fit"),
 ])
 def test_refusals_exit_2_with_the_reason(hf_models, tmp_path, capsys, monkeypatch, argv, reason):
     monkeypatch.chdir(tmp_path)

@@ -91,7 +91,7 @@ def test_checkpoint_probe_json(checkpoints, capsys):
 @pytest.mark.parametrize("args, words", [
     (("--checkpoint", "/no/such/model.safetensors"), "no such file"),
     (("--preset", "nope", "--position", "1"), "unknown preset"),
-    (("--preset", "cat-sat-mat", "--position", "2"), "position must be in 0..1"),
+    (("--preset", "cat-sat-mat", "--position", "2"), "--position 2 is out of range: expected an integer from 0 to 1"),
     (("--preset", "cat-sat-mat"), "needs --position"),
     (("--preset", "it-animal-street", "--position", "0"), "as many queries as keys"),
 ])
@@ -108,4 +108,4 @@ def test_foreign_checkpoint_and_out_of_range_position(tmp_path, checkpoints, cap
     r = run_main(capsys, "--checkpoint", str(foreign))
     assert r.returncode == 2 and str(foreign) in r.stderr and "not" in r.stderr
     r = run_main(capsys, "--checkpoint", str(checkpoints[True]), "--position", "9")
-    assert r.returncode == 2 and "position must be in 0..4" in r.stderr
+    assert r.returncode == 2 and "--position 9 is out of range: expected an integer from 0 to 4" in r.stderr
