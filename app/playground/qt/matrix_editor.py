@@ -144,6 +144,8 @@ class MatrixTable(QTableView):
     token_rename_requested = Signal(str, int)  # matrix name, row
 
     SCRUB_PER_PIXEL = 0.01
+    WIDEST, NARROWEST = 58, 36
+    """A column's width where there is room, and the least it is narrowed to (``fit_columns``)."""
 
     def __init__(self, model: MatrixTableModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -154,8 +156,10 @@ class MatrixTable(QTableView):
         self.setTabKeyNavigation(True)
         # fixed widths: ResizeToContents would re-measure every cell on every edit (100 ms for 16x64)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.horizontalHeader().setMinimumSectionSize(36)
-        self.horizontalHeader().setDefaultSectionSize(58)
+        self.horizontalHeader().setMinimumSectionSize(self.NARROWEST)
+        self.horizontalHeader().setDefaultSectionSize(self.WIDEST)
+        self._fitted = self.WIDEST  # the column width last chosen by ``fit_columns``
+        self.verticalHeader().geometriesChanged.connect(self.fit_columns)  # longer token names: less room
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.verticalHeader().setDefaultSectionSize(24)
         self.verticalHeader().sectionDoubleClicked.connect(
@@ -168,6 +172,28 @@ class MatrixTable(QTableView):
 
     def matrix_model(self) -> MatrixTableModel:
         return self.model()  # type: ignore[return-value]
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Every column in view where ``NARROWEST`` px each allow it: at 1280 × 800 with the Learn dock open the
+        inputs column leaves a 4-column table ~190 px, and 58 px columns hid the last behind a scroll bar. Only a
+        change of the fitting width resizes the columns (one the user dragged stays as it is meanwhile)."""
+        cols = self.model().columnCount()
+        if cols == 0:
+            return
+        bar = self.verticalScrollBar()
+        room = self.width() - 2 * self.frameWidth() - self.verticalHeader().width()
+        room -= bar.sizeHint().width() if bar.isVisible() else 0
+        width = max(self.NARROWEST, min(self.WIDEST, room // cols))
+        header = self.horizontalHeader()
+        if width != self._fitted:
+            self._fitted = width
+            header.setDefaultSectionSize(width)
+            for c in range(cols):
+                header.resizeSection(c, width)
 
     # ---- editors
     def closeEditor(self, editor: Any, hint: Any) -> None:  # noqa: N802 (Qt API)
@@ -323,6 +349,7 @@ class MatrixEditor(QWidget):
         self._shape = (rows, cols)
         self.title.setText(f"<b>{name}</b>  {self.ROLES[name]} · {rows}×{cols}")
         self.model.refresh()
+        self.table.fit_columns()  # a new shape: its columns at the width that fits
         # header + rows + room for a horizontal scroll bar, so the last row is never half hidden
         height = self.table.horizontalHeader().sizeHint().height() + 24 * rows + 6 + 16
         self.table.setMinimumHeight(min(height, 24 * 6 + 48))

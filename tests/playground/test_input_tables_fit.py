@@ -1,0 +1,55 @@
+"""At 1280 × 800 with the Learn dock open (a first launch on a laptop) the inputs column is narrow; every input
+table in the X and W mode still shows every row and every column without a scroll bar (4 columns of 58 px hid the
+X table's x3 behind one)."""
+
+from __future__ import annotations
+
+
+def visible_whole(table) -> list[str]:
+    """What of ``table`` a scroll bar hides: each row and column not wholly inside the viewport, and the bars."""
+    vp = table.viewport().rect()
+    model = table.model()
+    hidden = []
+    for r in range(model.rowCount()):
+        y, h = table.rowViewportPosition(r), table.rowHeight(r)
+        if y < 0 or y + h > vp.height():
+            hidden.append(f"row {model.headerData(r, _vertical())}")
+    for c in range(model.columnCount()):
+        x, w = table.columnViewportPosition(c), table.columnWidth(c)
+        if x < 0 or x + w > vp.width():
+            hidden.append(f"column {model.headerData(c, _horizontal())}")
+    for name, bar in (("horizontal", table.horizontalScrollBar()), ("vertical", table.verticalScrollBar())):
+        if bar.isVisible():
+            hidden.append(f"{name} scroll bar")
+    return hidden
+
+
+def _vertical():
+    from PySide6.QtCore import Qt
+
+    return Qt.Orientation.Vertical
+
+
+def _horizontal():
+    from PySide6.QtCore import Qt
+
+    return Qt.Orientation.Horizontal
+
+
+def test_every_input_table_shows_every_row_and_column_at_1280x800_with_the_dock(window, qtbot):
+    window.learn.show()  # Help → Lessons: the dock beside the playground
+    dock = window.learn.dock
+    dock.setFloating(False)  # docked, as at a first launch (it fits: 1280 px leave the maps their room)
+    window.resize(1280, 800)
+    window.load_preset("cat-sat-mat")
+    window.tab.inputs.choose_mode(1)  # X and W (projection)
+    # the window asks for a little more than 1280 px with the dock (1310 under Xvfb too): the size the issue saw
+    qtbot.waitUntil(lambda: window.width() <= 1320 and dock.isVisible() and not dock.isFloating())
+    assert window.playground.mode == "projection" and window.tab.narrow  # the inputs share the left column
+    tab = window.tab
+    tab.side_tabs.setCurrentWidget(tab.inputs_scroll)
+    qtbot.wait(100)
+    editors = {n: e for n, e in window.editors.items() if e.isVisible()}
+    assert {"X", "W_Q", "W_K", "W_V"} <= set(editors)
+    for name, editor in editors.items():
+        assert not visible_whole(editor.table), (name, visible_whole(editor.table), editor.table.width())
