@@ -53,3 +53,32 @@ def test_every_input_table_shows_every_row_and_column_at_1280x800_with_the_dock(
     assert {"X", "W_Q", "W_K", "W_V"} <= set(editors)
     for name, editor in editors.items():
         assert not visible_whole(editor.table), (name, visible_whole(editor.table), editor.table.width())
+
+
+def cut_numbers(table) -> list[str]:
+    """The cells whose text is wider than their column (drawn shortened, "0…")."""
+    model, metrics = table.model(), table.fontMetrics()
+    return [str(model.data(model.index(r, c))) for r in range(model.rowCount()) for c in range(model.columnCount())
+            if metrics.horizontalAdvance(str(model.data(model.index(r, c)))) + 8 > table.columnWidth(c)]
+
+
+def test_a_table_too_wide_to_fit_keeps_its_numbers_whole_and_scrolls(window, qtbot):
+    window.learn.show()
+    dock = window.learn.dock
+    dock.setFloating(False)
+    window.resize(1280, 800)
+    window.load_preset("lesson-random-4x8")  # d_k = d_v = 8: eight columns cannot fit in ~190 px
+    window.tab.inputs.choose_mode(0)  # Q, K, V directly
+    qtbot.waitUntil(lambda: window.width() <= 1320 and dock.isVisible() and not dock.isFloating())
+    tab = window.tab
+    tab.side_tabs.setCurrentWidget(tab.inputs_scroll)
+    qtbot.wait(100)
+    table = window.editors["Q"].table
+    assert table.isVisible() and table.model().columnCount() == 8
+    assert table.horizontalScrollBar().isVisible()  # it scrolls, as before …
+    assert not cut_numbers(table), cut_numbers(table)  # … with every number whole (36 px columns showed "0…")
+    window.load_preset("cat-sat-mat")  # back to a table that fits: every column in view, numbers whole
+    window.tab.inputs.choose_mode(1)
+    qtbot.wait(100)
+    for name in ("X", "W_Q"):
+        assert not visible_whole(window.editors[name].table) and not cut_numbers(window.editors[name].table)

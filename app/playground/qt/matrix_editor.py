@@ -160,6 +160,8 @@ class MatrixTable(QTableView):
         self.horizontalHeader().setDefaultSectionSize(self.WIDEST)
         self._fitted = self.WIDEST  # the column width last chosen by ``fit_columns``
         self.verticalHeader().geometriesChanged.connect(self.fit_columns)  # longer token names: less room
+        # a longer number in a narrowed table: wider columns, or back to scrolling (a wide table never measures)
+        model.dataChanged.connect(lambda *_: self._fitted < self.WIDEST and self.fit_columns())
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.verticalHeader().setDefaultSectionSize(24)
         self.verticalHeader().sectionDoubleClicked.connect(
@@ -178,22 +180,33 @@ class MatrixTable(QTableView):
         self.fit_columns()
 
     def fit_columns(self) -> None:
-        """Every column in view where ``NARROWEST`` px each allow it: at 1280 × 800 with the Learn dock open the
-        inputs column leaves a 4-column table ~190 px, and 58 px columns hid the last behind a scroll bar. Only a
-        change of the fitting width resizes the columns (one the user dragged stays as it is meanwhile)."""
-        cols = self.model().columnCount()
+        """Every column in view when they all fit with their numbers whole: at 1280 × 800 with the Learn dock open
+        the inputs column leaves a 4-column table ~190 px, and 58 px columns hid the last behind a scroll bar. A
+        table that cannot fit (d = 8 there) keeps ``WIDEST`` columns and its scroll bar: whole numbers beat
+        cut ones. Only a change of the fitting width resizes the columns (one the user dragged stays meanwhile)."""
+        model = self.model()
+        cols = model.columnCount()
         if cols == 0:
             return
         bar = self.verticalScrollBar()
         room = self.width() - 2 * self.frameWidth() - self.verticalHeader().width()
         room -= bar.sizeHint().width() if bar.isVisible() else 0
-        width = max(self.NARROWEST, min(self.WIDEST, room // cols))
-        header = self.horizontalHeader()
+        width = room // cols
+        if width < self.WIDEST:  # narrower only when every column fits with its widest text whole
+            width = width if width >= max(self.NARROWEST, self._widest_text(cols)) else self.WIDEST
+        width = min(width, self.WIDEST)
         if width != self._fitted:
             self._fitted = width
-            header.setDefaultSectionSize(width)
+            self.horizontalHeader().setDefaultSectionSize(width)
             for c in range(cols):
-                header.resizeSection(c, width)
+                self.horizontalHeader().resizeSection(c, width)
+
+    def _widest_text(self, cols: int) -> int:
+        """The width a column needs for its header and its numbers as shown, with the cell's margins."""
+        model, metrics = self.model(), self.fontMetrics()
+        texts = [str(model.headerData(c, Qt.Orientation.Horizontal)) for c in range(cols)]
+        texts += [str(model.data(model.index(r, c))) for r in range(model.rowCount()) for c in range(cols)]
+        return max(metrics.horizontalAdvance(t) for t in texts) + 12
 
     # ---- editors
     def closeEditor(self, editor: Any, hint: Any) -> None:  # noqa: N802 (Qt API)
