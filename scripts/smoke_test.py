@@ -12,7 +12,10 @@ option, an argument too many); Ctrl+C while a film is written (exit 130, no film
 the timeline as GIF and as MP4 through an ffmpeg found at run time, ``--mp4`` refused without one;
 ``inspect`` on a model folder the bundle trained itself (tokenizers and safetensors inside); resources/ present in
 the bundle; start-up time of the bundle versus `python -m app` (median of 3
-`--self-test` runs each). Prints a table; exits 1 if any check fails. The start-up time only fails the run with
+`--self-test` runs each); a onedir bundle's figures (``scripts/bundle_figures.py``: size, files, ELF files, glibc
+floor) written beside it to ``bundle-figures.json``, and the size docs/packaging.md gives checked against them
+(off by more than 10 %: a failure; ``--update-docs`` rewrites the docs' figures and sample output instead). Prints a
+table; exits 1 if any check fails. The start-up time only fails the run with
 --max-start S (it depends on the machine's load); otherwise it is reported against the 5 s target.
 """
 
@@ -35,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))  # bundle_figures, glibc_floor
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 START_TARGET_S = 5.0
@@ -73,16 +77,16 @@ def run(cmd: list[str], timeout: float, cwd: Path | None = None) -> subprocess.C
 
 
 def run_refused(cmd: list[str], timeout: float, words: str, cwd: Path | None = None, usage: bool = False) -> str:
-    """``cmd`` must exit 2 with one line on stderr that contains ``words`` (``usage``: argparse's usage lines
-    before it); returns that line."""
+    """``cmd`` must exit 2 with one line on stderr that contains ``words`` (``usage``: and argparse's usage lines,
+    before or after it); returns that line."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=headless_env(),
                               cwd=str(cwd) if cwd else None)
     except subprocess.TimeoutExpired as exc:
         raise Failure(f"timed out after {timeout:.0f}s: {' '.join(cmd)}") from exc
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    if usage:
-        lines = lines[-1:] if lines and lines[0].startswith("usage:") else lines
+    if usage:  # "usage: …" and its indented continuation lines
+        lines = [ln for ln in lines if not ln.startswith(("usage:", " "))]
     if proc.returncode != 2 or len(lines) != 1 or words not in lines[0] or "Traceback" in proc.stderr:
         raise Failure(f"exit {proc.returncode}, expected 2 with {words!r}: {' '.join(cmd)}\n    " +
                       "\n    ".join(lines[-8:]))
@@ -181,6 +185,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=180, help="seconds allowed per launch (default 180)")
     ap.add_argument("--json", help="also write the results to this JSON file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary output folder")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="rewrite docs/packaging.md's bundle figures and sample output from this run (onedir)")
     args = ap.parse_args()
 
     bundle = Path(args.bundle).resolve()
@@ -428,20 +434,46 @@ def main() -> int:
                                   f"bundle median {statistics.median(timings['bundle']):.2f}s > {START_TARGET_S:.0f}s "
                                   "(reported, not failed; use --max-start to enforce)", 0.0))
 
-    files = [p for p in bundle.rglob("*") if not p.is_symlink() and p.is_file()] if onedir else [exe]
-    size_mb = sum(p.stat().st_size for p in files) / 2**20
-    print()
-    print(f"Executable: {exe} ({'onedir' if onedir else 'onefile'}, {size_mb:.0f} MiB)")
+    import bundle_figures
+
+    figures: dict[str, object] = {}
+    if onedir:
+        def documented() -> str:
+            """The bundle's figures (bundle_figures.py) written beside it; the size docs/packaging.md gives must be
+            within bundle_figures.TOLERANCE of the measured one (--update-docs rewrites the docs instead)."""
+            medians = {k: statistics.median(v) for k, v in timings.items() if k in ("bundle", "source") and v}
+            figures.update(bundle_figures.measure(bundle, medians))
+            where = bundle_figures.figures_path(bundle)
+            where.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+            if args.update_docs:
+                return f"{figures['size_mib']:.0f} MiB; written to {where.name}, docs updated below"
+            problem = bundle_figures.size_problem(bundle_figures.documented_size(), float(figures["size_mib"]))
+            if problem:
+                raise Failure(problem)
+            return (f"{figures['size_mib']:.0f} MiB, docs/packaging.md gives {bundle_figures.documented_size():.0f}"
+                    f" (within {bundle_figures.TOLERANCE:.0%}); written to {where.name}")
+
+        check("documented figures", documented)
+        size_mb = float(figures.get("size_mib", bundle_figures.size_mib(bundle)))
+    else:
+        size_mb = exe.stat().st_size / 2**20
     width = max(len(r.name) for r in results)
-    print(f"{'check':<{width}}  status  time    detail")
+    lines = [f"Executable: {exe.relative_to(ROOT) if exe.is_relative_to(ROOT) else exe} "
+             f"({'onedir' if onedir else 'onefile'}, {size_mb:.0f} MiB)",
+             f"{'check':<{width}}  status  time    detail"]
     for r in results:
         first = r.detail.splitlines()[0] if r.detail else ""
-        print(f"{r.name:<{width}}  {r.status:<6}  {r.seconds:5.1f}s  {first}")
-        for extra in r.detail.splitlines()[1:]:
-            print(f"{'':<{width}}                  {extra}")
+        lines.append(f"{r.name:<{width}}  {r.status:<6}  {r.seconds:5.1f}s  {first}")
+        lines += [f"{'':<{width}}                  {extra}" for extra in r.detail.splitlines()[1:]]
     failed = [r for r in results if r.status == "FAIL"]
-    print(f"\n{len(results) - len(failed)}/{len(results)} passed" + (f"; FAILED: {', '.join(r.name for r in failed)}"
-                                                                      if failed else ""))
+    lines += ["", f"{len(results) - len(failed)}/{len(results)} passed"
+              + (f"; FAILED: {', '.join(r.name for r in failed)}" if failed else "")]
+    report = "\n".join(lines)
+    print()
+    print(report)
+    if args.update_docs and onedir and figures and not failed:
+        bundle_figures.update_docs(figures, report)
+        print(f"smoke_test: {bundle_figures.DOCS.relative_to(ROOT)} updated (figures and this output)")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "executable": str(exe), "onedir": onedir, "size_mib": round(size_mb, 1),
