@@ -8,7 +8,8 @@ other row in a new colour. So the model decides the ranges and the views only ap
   ② visibly paler than ①, and the mask's effect is the hatching, not a colour shift. Off: each gets its own.
 - Ranges are rounded up to a "nice" bound (1, 1.5, 2, 3, 4, 5, 6, 8 × 10ⁿ). An edit that does not move the
   maximum past such a bound leaves the range, and so the colour of every unedited cell, exactly as it was;
-  when the range does move, ``notes`` says so ("⚠ range changed") along the colour bar (until the next edit).
+  when an edit does move the range, ``notes`` says so ("⚠ range changed") along the colour bar (until the next
+  edit); a preset's or a real head's new inputs are no edit, and say nothing of a change.
 - ④ weights are always [0, 1]; ⑤ output has its own (nice) range: it is in value units, not score units.
 """
 

@@ -246,7 +246,7 @@ class PlaygroundModel:
         p = get_preset(preset) if isinstance(preset, str) else preset
         self._guarded(lambda s: s.load_preset(p))
         self._preset, self._preset_key = p, self._presets.remember(p, given=not isinstance(preset, str))
-        self._commit(set(INPUT_FIELDS))
+        self._commit(set(INPUT_FIELDS), new_inputs=True)
 
     def restore(self, snap: dict[str, Any]) -> None:
         """Replace every undoable field from a snapshot (validated first: a bad one changes nothing)."""
@@ -258,8 +258,9 @@ class PlaygroundModel:
             self.device_note = f"{device} is not available here; computing on the CPU instead"
             self._device_changed = True
         found = self._presets.find(fresh, self._preset)  # None: a preset this app does not know (a newer app's)
+        other = (found or (None,))[0] is not self._preset  # undo of a preset's load, a session: other inputs
         self._preset, self._preset_key = found or (None, None)
-        self._commit(set(INPUT_FIELDS))
+        self._commit(set(INPUT_FIELDS), new_inputs=other)
 
     # ================================================================== machine and view state (not undoable)
     def set_available_devices(self, devices: list[str]) -> None:
@@ -337,7 +338,7 @@ class PlaygroundModel:
             return explain(view, i, j, self.state, self._computation)
         return explain_multihead(view, i, j, self.state, self._computation)
 
-    def _commit(self, fields: set[str], matrices: frozenset[str] = frozenset()) -> None:
+    def _commit(self, fields: set[str], matrices: frozenset[str] = frozenset(), new_inputs: bool = False) -> None:
         """Recompute everything derived, then emit one event per changed thing and ``changed``."""
         if "device" in fields and not self._device_changed:
             self.device_note = ""  # the user chose a device: an old failure no longer describes it
@@ -355,7 +356,9 @@ class PlaygroundModel:
             if "matrices" in fields and not matrices:
                 matrices = frozenset(st.matrices)
         if fields & {"result", "colours"}:
-            self.colours = step_colours(self._computation.steps, self.shared_range, previous=self.colours)
+            # "⚠ range changed" answers an edit; a preset's (or a real head's) new inputs changed no range
+            self.colours = step_colours(self._computation.steps, self.shared_range,
+                                        previous=None if new_inputs else self.colours)
         if self._device_changed:
             self._device_changed = False
             fields.add("device")

@@ -101,6 +101,13 @@ class LabelBox(QWidget):
             self.updateGeometry()
         self._key = key
 
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        if self.height() > 0 and self.needed_height() != self.height():
+            # a text set while out of sight (the Playground behind the Model tab, a page of the left column): its
+            # new height was told to a layout that did not lay out then, and no resize comes to ask again
+            self.updateGeometry()
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if watched is self.label:
             kind = event.type()

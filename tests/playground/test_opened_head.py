@@ -1,27 +1,11 @@
 """A real model's head opened in the Playground (Model tab → "Open this head in the Playground", one undo step):
-undo and redo bring its numbers *and* its story back, and two heads of the same name (the same head on two texts)
-keep their own stories through undo and redo."""
+undo and redo bring its numbers *and* its story back; two heads of the same name (the same head on two texts)
+keep their own stories through undo and redo; the colour bars say no "range changed" (nothing was edited) and
+the Saturation box shows all its lines."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
-    """An app-trained reversal model (2 layers × 4 heads), saved as ``attention-playground train`` saves a run."""
-    from app.training.cli import write_run_folder
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer
-
-    trainer = ReversalTrainer(TrainConfig(steps=2, seed=0))
-    trainer.run(lambda _r: None)
-    out = tmp_path_factory.mktemp("tiny-run")
-    write_run_folder(out, trainer)
-    return out
 
 
 def traced(window, qtbot, path):
@@ -73,3 +57,31 @@ def test_the_same_head_on_two_texts_keeps_each_story_through_undo_and_redo(windo
     window.redo_action.trigger()
     assert m.story == story_b
     np.testing.assert_allclose(m.result.weights, second.attentions[0, 1], atol=1e-6)
+
+
+def test_an_opened_head_says_no_range_changed_and_shows_its_whole_saturation(window, qtbot, tiny_model):
+    """Its inputs replace the preset's: no range "changed" (that answers an edit). And the Saturation box, updated
+    while the Playground was out of sight behind the Model tab, is tall enough for its lines once shown again (it
+    kept the old preset's height and cut the readout mid-line)."""
+    tab = window.tab
+    tab.set_narrow(True)  # as at 1280 px with the Learn dock open: the controls are a page of the left column
+    tab.side_tabs.setCurrentWidget(tab.controls_scroll)
+    qtbot.wait(50)
+    box = tab.controls.saturation.parentWidget()  # the label's LabelBox
+    assert box.height() >= box.needed_height()  # the premise: whole before
+    traced(window, qtbot, tiny_model)
+    open_head(window, 1, 2)
+    m = window.playground
+    assert not any("changed" in note for note in m.colours.notes.values()), m.colours.notes
+    hm = tab.pipeline.heatmaps
+    assert all("changed" not in hm[n].range_note() for n in hm), [hm[n].range_note() for n in hm]
+    assert window.tabs.currentWidget() is tab
+    qtbot.wait(100)
+    rows = len(m.query_tokens)
+    assert rows == 7 and m.saturation.count("<br>") == rows + 1  # the premise: 2 lines more than cat-sat-mat's
+    assert box.isVisible() and box.needed_height() > 0
+    qtbot.waitUntil(lambda: box.height() >= box.needed_height(), timeout=2000)
+    label = tab.controls.saturation
+    assert label.height() >= label.heightForWidth(label.width())
+    window.edits.set_cell("Q", 0, 0, 40.0)  # an edit that moves the range still says so
+    assert "changed" in m.colours.notes["scores"]
