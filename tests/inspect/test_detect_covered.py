@@ -70,6 +70,9 @@ def test_a_question_about_the_heads_hides_their_scores_everywhere_until_answered
     shown = _shows_scores(view, tab, session, tmp_path)
     assert not any(shown.values()), shown
     assert COVER_TEXT in view.scores_withheld.text() and COVER_TEXT in view.scan.placeholder.text()
+    # the Playground's story and explanation say nothing of the heads' scores: a cover of these leaves them readable
+    covered = {id(w) for w in window.learn.covered_widgets}
+    assert id(window.tab.story_label) not in covered and id(window.tab.explain_label) not in covered
     assert session.heads.switch_off_above() == 0 and session.heads.off == ()
     run.answer(run.expected())
     qtbot.wait(30)

@@ -36,7 +36,7 @@ from app.learn.model.library import LessonLibrary
 from app.learn.model.walk import dry_run
 from app.learn.qt.offer import OFFER_KEY, LessonOffer, install_offer, offer_dismissed
 from app.learn.qt.panel import Cover, LearnPanel, cover_widgets
-from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, Concealment
+from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, STORY_REVEALS, Concealment
 from app.widgets.screen_fit import fit_to_screen
 
 if TYPE_CHECKING:
@@ -329,7 +329,8 @@ class Learn(QObject):
             targets = [pipeline.boxes[steps.index(n)] for n in names if n in steps]
             if "multihead" in names:
                 targets.append(tab.multihead)
-            targets += [tab.story_label, tab.explain_label]
+            if self.concealment.hides(*STORY_REVEALS):
+                targets += [tab.story_label, tab.explain_label]
             if self.concealment.hides(*SATURATION_REVEALS):
                 targets.append(tab.controls.saturation)
         cover_widgets(targets, self._covers, COVER_TEXT, self.window.theme.dark)

@@ -31,6 +31,10 @@ MULTIHEAD_REVEALS = ("multihead", "weights", "output")
 FLOW_REVEALS = ("weights", "multihead")
 """The Flow view's lines are the weights (every head's when Heads > 1): hidden with either."""
 
+STORY_REVEALS = (*STEP_NAMES, "multihead")
+"""The Playground's story line and explanation describe its own steps: hidden with any of these, not with a cover of
+the Model tab's scores alone (``detect``, ``scan``), which they say nothing about."""
+
 SATURATION_REVEALS = ("scaled", "masked", "weights", "output")
 """The saturation read-out (each row's largest weight and entropy) gives these away (the output: which key a
 row favours)."""
