@@ -16,6 +16,9 @@ echo "== lint-imports" >&2
 echo "== pytest" >&2
 # the whole suite on two workers (pytest-xdist; TEST_WORKERS=0 for one process); a chosen part in this process
 if [ $# -eq 0 ] && [ "${TEST_WORKERS:-2}" != "0" ]; then
-  set -- -n "${TEST_WORKERS:-2}" --dist loadfile
+  set -- -n "${TEST_WORKERS:-2}" --dist loadfile --durations=15
+  # one torch/BLAS thread per worker: two workers that each start two spinning threads on two cores oversubscribe
+  # them (tests/core + tests/pretrained: 131 s wall with the default, 86 s with one thread each, quiet machine)
+  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 fi
 .venv/bin/python -m pytest -q "$@"
