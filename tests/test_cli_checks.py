@@ -12,35 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_child import run_many
 from hang_guard import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
-
-CHILD = """
-import contextlib, io, json, sys
-from app.cli import main
-results = []
-for argv in json.loads(sys.argv[1]):
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code
-    results.append({"argv": argv, "code": code, "err": err.getvalue()})
-print(json.dumps({"results": results, "torch": "torch" in sys.modules,
-                  "qt": any(m.startswith("PySide6") for m in sys.modules)}))
-"""
-
-
-def run_many(argvs: list[list[str]], cwd: Path, env: dict[str, str] | None = None) -> dict:
-    """Run ``app.cli.main`` on each argv in one child process; each one's code and stderr, and whether torch or Qt
-    got imported on the way (a refusal must come before any work)."""
-    r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(argvs)], cwd=cwd, capture_output=True, text=True,
-                       timeout=300, env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)})
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
 
 def run_app(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, timeout: int = 300):
     return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, capture_output=True, text=True,
