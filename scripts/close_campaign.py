@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -244,7 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     results: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     exits = []
-    env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
+    # the children's folders (model file, window settings, which Qt writes again as it exits) in one of ours,
+    # removed when they are done: a campaign leaves nothing in the temporary folder
+    scratch = tempfile.mkdtemp(prefix="close-campaign-")
+    env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"), "TMPDIR": scratch}
     children = []
     for first in range(a.first, a.first + a.runs, per):  # side by side: the work is CPU-bound, one per core
         n = min(per, a.first + a.runs - first)
@@ -268,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         if proc.returncode != 0 and not (lines and json.loads(lines[-1])["failures"]):
             failures.append({"seed": a.seed, "run": first, "scenario": "process",
                              "why": [f"exit code {proc.returncode}", stderr[-1500:]]})
+    shutil.rmtree(scratch, ignore_errors=True)
     by = {sc: sum(1 for r in results if r["scenario"] == sc) for sc in (*SCENARIOS, "first-warm-up")}
     closes = sorted(r["close_s"] for r in results if r["scenario"] != "first-warm-up")
     first_warm = [r for r in results if r["scenario"] == "first-warm-up"]

@@ -74,8 +74,6 @@ def test_cpu_run_writes_every_column_and_quadratic_slopes(tmp_path):
                                                 abs=1e-3)
         assert series["cpu_slope"] == pytest.approx(
             _upper_half_slope(ns, [float(r_["cpu_seconds"]) for r_ in mine]), abs=1e-3)
-    for impl in ("naive-torch", "naive-numpy"):
-        assert 1.0 <= summary["series"][f"cpu/{impl}"]["slope"] <= 3.5, summary  # wall clock: sanity only
     # the numpy path's memory is traced exactly: three n×n float32 matrices at its peak grow as n²
     assert 1.8 <= summary["series"]["cpu/naive-numpy"]["memory_slope"] <= 2.1
     assert summary["matmul_gflops"]["cpu"] > 0

@@ -37,7 +37,7 @@ def test_self_test_run_leaves_no_widget_for_the_exit_hook(tmp_path):
         sys.exit(code)
     """)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
+           "XDG_DATA_HOME": str(tmp_path / "data"), "TMPDIR": str(tmp_path)}  # gui.run's scratch: not entry's exit
     r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "shots")], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
