@@ -1,7 +1,7 @@
 """The Lab tab's model: which devices and implementations to measure, the points measured so far, the run's state,
 progress, status line and readouts. Qt-free and evented (psygnal); the views follow ``events``.
 
-A run is ``attention_core.scaling.iter_scaling`` driven by a ``Runner`` (``app.training.model.runner``): the
+A run is ``attention_core.scaling.iter_scaling`` driven by a ``Runner`` (``app.common.runner``): the
 window's ``app.widgets.workers.QtRunner`` (a superqt generator worker) or a ``ThreadRunner`` (tests, scripts; call
 ``wait_idle``). Each measured point arrives on the owner's thread; ``cancel()`` is seen between two calls of the
 point in flight, so a run ends well within a second. Constructing the model does not import torch.

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import app.training.model.session as session_module
-from app.training.model.runner import DeviceFallback, device_failure
+from app.training.model.driver import DeviceFallback, device_failure
 from app.training.model.session import TrainingSession
 from app.training.model.tools import fresh_factory
 from attention_core import devices

@@ -10,7 +10,7 @@ import time
 from hang_guard import HANG_GUARD_S
 from PySide6.QtCore import QThreadPool, QTimer
 
-from app.training.model.runner import Ready, Stepped, drive
+from app.training.model.driver import Ready, Stepped, drive
 from app.widgets.qt_compat import protect_singletons
 from app.widgets.workers import QtRunner, wait_for_workers
 from attention_core.train_config import TrainConfig

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.training.model.driver import Factory
 from app.training.model.history import Snapshot, TrainingHistory, snapshot_options
-from app.training.model.runner import Factory
 
 if TYPE_CHECKING:
     from attention_core.train_config import TrainConfig

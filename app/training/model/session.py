@@ -22,9 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.common.runner import ThreadRunner
+from app.training.model.driver import DeviceFallback, Factory, Ready, Stepped, drive
 from app.training.model.recorded import TRY_INTERVAL_S, RecordedSteps
 from app.training.model.results import ablation_at
-from app.training.model.runner import DeviceFallback, Factory, Ready, Stepped, ThreadRunner, drive
 from app.training.model.session_base import TrainingEvents
 from app.training.model.tools import SPEEDS, extend_run, fresh_factory
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from psygnal import Signal, SignalGroup
 
+from app.common.runner import RunHandle, Runner, ThreadRunner
 from app.training.model.history import PlaybackCursor, Snapshot, TrainingHistory
 from app.training.model.results import Ablation, Head, TryIt, ablation_at, run_try_it
-from app.training.model.runner import RunHandle, Runner, ThreadRunner
 from app.training.model.status import derive_status, eta_line
 from app.training.model.tools import DEFAULT_SPEED_INDEX, SPEEDS
 

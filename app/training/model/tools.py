@@ -20,7 +20,7 @@ from attention_core.task_shapes import TASK_LAYOUTS, answer_length, prompt_lengt
 if TYPE_CHECKING:
     import torch
 
-    from app.training.model.runner import Factory
+    from app.training.model.driver import Factory
     from attention_core.model import ModelConfig, TinyTransformer
     from attention_core.train_config import TrainConfig
     from attention_core.training import ReversalTrainer

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.training.model.runner import warm_up as _warm_up  # module-level: tests replace it
+from app.training.model.driver import warm_up as _warm_up  # module-level: tests replace it
 from app.training.model.session import TrainingSession
 from app.training.qt.causality import CausalityView
 from app.training.qt.compare import AblationView, CompareView

@@ -1,10 +1,10 @@
-"""How a ``TrainingSession`` runs training off the caller's thread, without knowing about Qt (the runners
-themselves are ``app.common.runner``'s).
+"""The training generator: what a ``TrainingSession``'s runner runs off the caller's thread, without knowing about Qt
+(the runners themselves, which run any background work, are ``app.common.runner``'s).
 
 The session hands a runner a generator function (``drive``: build or take a trainer, then loop
 ``ReversalTrainer.reports(control)``); the runner runs it on another thread and delivers every yielded item, then
 the end of the run, back on the thread that owns the session. The window's runner (``app.widgets.workers.QtRunner``)
-uses ``app.widgets.workers.run_generator`` (superqt, queued signals to the GUI thread); ``ThreadRunner`` here uses a
+uses ``app.widgets.workers.run_generator`` (superqt, queued signals to the GUI thread); ``ThreadRunner`` uses a
 plain thread and a queue that the owner drains with ``pump()`` (tests, scripts, notebooks).
 """
 
@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from app.common.runner import DoneCallback, ItemCallback, RunHandle, Runner, ThreadRunner  # noqa: F401 (re-exported)
 from app.training.model.history import Snapshot, snapshot_options
 
 if TYPE_CHECKING:
