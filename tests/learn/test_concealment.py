@@ -51,6 +51,20 @@ def test_concealment_is_one_per_model_and_refuses_an_unknown_map():
     assert seen == [{"weights"}, set()]
 
 
+def test_concealment_says_what_changed():
+    """``changed`` carries the quantities whose cover came or went, and each has its own event."""
+    c = Concealment.of(PlaygroundModel())
+    said, weights = [], []
+    c.events.changed.connect(said.append)
+    c.events.weights.connect(lambda: weights.append(c.hides("weights")))
+    c.hide(("weights", "output"))
+    c.hide(("weights", "scan"))
+    c.hide(("weights", "scan"))  # nothing changed: nothing said
+    c.lift()
+    assert said == [{"weights", "output"}, {"output", "scan"}, {"weights", "scan"}]
+    assert weights == [True, False]
+
+
 def test_a_weights_question_leaks_no_weight_anywhere(window, qtbot):
     run = _open_weights_question(window)
     tab = window.tab

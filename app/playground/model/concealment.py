@@ -1,10 +1,10 @@
-"""What a Learn-mode predict step hides now, for every view (issue 24). Qt-free, evented.
+"""What a Learn-mode predict step hides now, for every view. Qt-free, evented.
 
 One ``Concealment`` per ``PlaygroundModel`` (``Concealment.of(model)``: it exists from the start, whether or not a
 lesson or the Learn dock was ever opened). A lesson declares what is hidden (``hide(names)``, the step's ``cover``:
 the five step names and ``multihead``); every view that could show one of those numbers, or a quantity that gives
 them away (a weight as a percentage, a Flow line, a hover read-out), asks ``hides(...)`` when it draws and follows
-``events.changed``; an export of a hidden map is refused with ``withheld_message``.
+``events.changed`` (the frozenset of the quantities whose cover came or went); an export of a hidden map is refused with ``withheld_message``.
 
     c = Concealment.of(model); c.hide(("weights", "output")); c.hides("weights")  # True
 """
@@ -14,8 +14,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable
 
-from psygnal import Signal, SignalGroup
-
+from app.common.evented import Evented, ModelEvents, event
 from attention_core import STEP_NAMES, STEP_TITLES
 
 COVERABLE = (*STEP_NAMES, "multihead", "detect", "scan")
@@ -42,15 +41,27 @@ row favours)."""
 _OF: weakref.WeakKeyDictionary[object, Concealment] = weakref.WeakKeyDictionary()
 
 
-class ConcealmentEvents(SignalGroup):
-    changed = Signal()  # what is hidden changed (covered, or lifted after an answer)
+class ConcealmentEvents(ModelEvents):
+    """One event per coverable quantity whose cover came or went; ``changed`` says which (its frozenset of names)."""
+
+    scores = event()
+    scaled = event()
+    masked = event()
+    weights = event()
+    output = event()
+    multihead = event()
+    detect = event()
+    scan = event()
 
 
-class Concealment:
+class Concealment(Evented):
     """The set of hidden quantities now (empty: nothing is hidden)."""
 
+    Events = ConcealmentEvents
+    events: ConcealmentEvents
+
     def __init__(self) -> None:
-        self.events = ConcealmentEvents()
+        super().__init__()
         self.hidden: frozenset[str] = frozenset()
 
     @staticmethod
@@ -69,8 +80,9 @@ class Concealment:
         if odd:
             raise ValueError(f"cannot hide {', '.join(odd)}: only {', '.join(COVERABLE)}")
         if wanted != self.hidden:
+            flipped = wanted ^ self.hidden
             self.hidden = wanted
-            self.events.changed.emit()
+            self._announce(*(n for n in COVERABLE if n in flipped))
 
     def lift(self) -> None:
         self.hide(())

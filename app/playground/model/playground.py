@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from psygnal import Signal, SignalGroup
 
+from app.common.evented import Evented, ModelEvents, event
 from app.playground.model import texts as text
 from app.playground.model.colour_range import StepColours, step_colours
 from app.playground.model.explain import Explanation, explain, explain_multihead, with_projection_sources
@@ -36,44 +36,48 @@ from attention_core import AttentionSteps
 from attention_core.presets import Preset, get_preset
 
 INPUT_FIELDS = frozenset({"mode", "tokens", "dims", "matrices", "scale", "mask", "heads", "device", "preset"})
+ANNOUNCED_ORDER = ("mode", "dims", "tokens", "matrices", "scale", "mask", "heads", "device", "devices", "preset",
+                   "story", "result", "colours", "pinned", "hovered", "explanation")
+"""The order views hear of a commit's changes in: inputs, then what is derived from them."""
 Highlights = dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]]
 Cell = tuple[str, int, int]
 
 
-class PlaygroundEvents(SignalGroup):
-    """One signal per thing that changes; ``changed`` follows with the set of their names."""
+class PlaygroundEvents(ModelEvents):
+    """One event per thing that changes; ``changed`` follows with the set of their names (``ModelEvents``)."""
 
-    mode = Signal()          # mode (qkv | projection) or kind (self | cross)
-    tokens = Signal()
-    dims = Signal()
-    matrices = Signal(object)  # frozenset of the matrix names whose cells changed
-    scale = Signal()
-    mask = Signal()          # mask mode, padding keys or custom cells
-    heads = Signal()
-    device = Signal()
-    devices = Signal()       # the list of available devices (not undoable: what the machine has)
-    preset = Signal()
-    story = Signal()
-    result = Signal()        # result, captions, status line, saturation: all recomputed
-    pinned = Signal()
-    hovered = Signal()
-    explanation = Signal()   # explanation text and the highlights that go with it
-    colours = Signal()       # the step maps' colour ranges (with the shared-range option; also after "result")
-    changed = Signal(object)  # frozenset of the names above
+    mode = event()          # mode (qkv | projection) or kind (self | cross)
+    tokens = event()
+    dims = event()
+    matrices = event(object)  # frozenset of the matrix names whose cells changed
+    scale = event()
+    mask = event()          # mask mode, padding keys or custom cells
+    heads = event()
+    device = event()
+    devices = event()       # the list of available devices (not undoable: what the machine has)
+    preset = event()
+    story = event()
+    result = event()        # result, captions, status line, saturation: all recomputed
+    pinned = event()
+    hovered = event()
+    explanation = event()   # explanation text and the highlights that go with it
+    colours = event()       # the step maps' colour ranges (with the shared-range option; also after "result")
 
 
-class PlaygroundModel:
+class PlaygroundModel(Evented):
     """Everything the Playground shows or edits, evented. Mutators raise ``ValueError`` and change nothing."""
 
+    Events = PlaygroundEvents
+    events: PlaygroundEvents
+
     def __init__(self, preset: str | None = "cat-sat-mat") -> None:
-        self.events = PlaygroundEvents()
+        super().__init__()
         self.state = PlaygroundState()
         self.devices: list[str] = ["cpu"]
         self.pinned: Cell | None = None
         self.hovered: Cell | None = None
         self.story = ""
         self.captions: dict[str, str] = {}
-        self.status = ""
         self.saturation = ""
         self.heads_info = ""
         self.heads_banner = ""
@@ -377,12 +381,5 @@ class PlaygroundModel:
             if ex.html != self.explanation_html or highlights != self.highlights:
                 self.explanation_html, self.highlights = ex.html, highlights
                 fields.add("explanation")
-        ev = self.events
-        for name in ("mode", "dims", "tokens", "matrices", "scale", "mask", "heads", "device", "devices", "preset",
-                     "story", "result", "colours", "pinned", "hovered", "explanation"):
-            if name in fields:
-                if name == "matrices":
-                    ev.matrices.emit(matrices)
-                else:
-                    getattr(ev, name).emit()
-        ev.changed.emit(frozenset(fields))
+        self._announce(*(name for name in ANNOUNCED_ORDER if name in fields),
+                       **({"matrices": matrices} if "matrices" in fields else {}))
