@@ -1,7 +1,7 @@
 """Command line: the parser and the dispatch, nothing else. Each command lives with its feature and is imported
 only when it runs: ``train`` and ``probe`` (``app.training.cli``), ``export`` (``app.playground.cli``), ``bench``
 (``app.lab.cli``), ``lessons`` (``app.learn.cli``), ``experiment`` (``app.experiments.cli``), ``inspect``
-(``app.inspect.cli``). With no command, or
+(``app.model_tab.cli``). With no command, or
 ``gui``, the window opens. torch is imported only where used, Qt only where an image is rendered or a window opens.
 
 Progress goes to stderr (stdout carries the results: the JSON summary, the written path), through tqdm on a
@@ -67,7 +67,7 @@ def _build_parser() -> ReasonFirstParser:
     from app.experiments.cli import add_parser as add_experiment_parser
 
     add_experiment_parser(sub)
-    from app.inspect.cli import add_inspect_parser
+    from app.model_tab.cli import add_inspect_parser
 
     add_inspect_parser(sub)
     p.commands = dict(sub.choices)
@@ -133,7 +133,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return cmd_lessons(args)
     if args.command == "inspect":
-        from app.inspect.cli import cmd_inspect
+        from app.model_tab.cli import cmd_inspect
 
         return cmd_inspect(args)
     if args.command == "experiment":

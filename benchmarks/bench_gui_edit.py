@@ -53,7 +53,7 @@ app.processEvents()
 assert w.playground.computation is not None and w.pipeline.heatmaps["weights"].values().size
 elapsed = time.time() - t0
 heavy = [m for m in ("torch", "PIL", "imageio", "imageio_ffmpeg", "av", "pyqtgraph.opengl", "app.learn.model.engine",
-                     "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.inspect.qt.host",
+                     "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.model_tab.qt.host",
                      "app.playground.qt.multihead_view", "app.surface.qt.view") if m in sys.modules]
 print(f"{elapsed:.4f} torch={'torch' in sys.modules} cpu={time.process_time():.4f} loaded={','.join(heavy) or '-'}",
       flush=True)

@@ -276,7 +276,7 @@ def stop_import(runs: int) -> tuple[list[float], list[float]]:
 def heads(runs: int) -> tuple[list[float], list[float]]:
     from dataclasses import replace
 
-    from app.inspect.model.session import InspectSession
+    from app.model_tab.model.session import InspectSession
     from attention_core import save_checkpoint, task_recipe, train_task
 
     returns, scans = [], []

@@ -246,7 +246,7 @@ def test_the_feature_map_names_every_module():
     named |= {f"{folder}/__init__.py" for folder in re.findall(r"`([a-z_/]+)/`", folders.group(1))}
     named |= {ref for ref in ("__init__.py", "models/__init__.py") if f"`{ref}`" in doc}
     alone = doc.split("**One feature alone")[1].split("\n\n")[0]
-    named |= {f"{f}/__main__.py" for f in re.findall(r"`(?:python -m )?app\.([a-z]+)`", alone)}
+    named |= {f"{f}/__main__.py" for f in re.findall(r"`(?:python -m )?app\.([a-z_]+)`", alone)}
     actual = {p.relative_to(ROOT / "app").as_posix() for p in (ROOT / "app").rglob("*.py")}
     assert sorted(actual - named) == [], "modules missing from docs/architecture.md's feature map"
     assert sorted(named - actual) == [], "the feature map names modules that do not exist"

@@ -11,8 +11,8 @@ from app.widgets.tab_host import DeferredHosts
 
 if TYPE_CHECKING:
     from app.experiments.qt.host import ExperimentsHost
-    from app.inspect.qt.host import InspectHost
     from app.lab.qt.host import LabHost
+    from app.model_tab.qt.host import InspectHost
     from app.training.model.session import TrainingSession
     from app.training.qt.host import TrainingHost
 
@@ -37,7 +37,7 @@ def add_hosts(window: Any) -> DeferredHosts:
         return LabHost(window, holder)
 
     def inspect(holder: Any) -> InspectHost:
-        from app.inspect.qt.host import InspectHost  # app/inspect/qt/host.py: a real model, head by head
+        from app.model_tab.qt.host import InspectHost  # app/model_tab/qt/host.py: a real model, head by head
 
         return InspectHost(window, holder)
 

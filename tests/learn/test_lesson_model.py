@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from app.common.runner import ThreadRunner
-from app.inspect.model.session import InspectSession
 from app.learn.model.engine import LessonRun, find_lesson
 from app.learn.model.walk import step_records
+from app.model_tab.model.session import InspectSession
 from app.playground.model.playground import PlaygroundModel
 
 
@@ -40,7 +40,7 @@ def test_every_step_behaves_right_and_wrong(walked):
 
 
 def test_the_answers_are_the_models_own_measurements(walked):
-    from app.inspect.model.heads_runs import BATCH, SEED, run_detectors
+    from app.model_tab.model.heads_runs import BATCH, SEED, run_detectors
     from attention_core.phenomena import head_scores, repeated_tokens
 
     recs, session = walked[True]

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from app.inspect.model.session import NO_TEXT, InspectSession  # noqa: E402
+from app.model_tab.model.session import NO_TEXT, InspectSession  # noqa: E402
 
 
 @pytest.mark.parametrize("blank", ["   ", " \t\n", ""])

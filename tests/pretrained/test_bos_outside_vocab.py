@@ -33,7 +33,7 @@ def bos_pair(hf_models, tmp_path_factory):
 
 
 def test_the_detectors_skip_a_bos_outside_the_vocabulary(bos_pair):
-    from app.inspect.model.heads_runs import run_detectors
+    from app.model_tab.model.heads_runs import run_detectors
     from attention_core.phenomena import ablation_scan, all_head_scores, head_scores, repeated_tokens
     from attention_core.phenomena.detect import bos_offset, repeated_ids
 
@@ -53,7 +53,7 @@ def test_the_detectors_skip_a_bos_outside_the_vocabulary(bos_pair):
 
 
 def test_inspect_detect_on_such_a_model_exits_0(bos_pair, tmp_path, capsys):
-    from app.inspect.cli import add_inspect_parser, cmd_inspect
+    from app.model_tab.cli import add_inspect_parser, cmd_inspect
 
     parser = argparse.ArgumentParser(prog="attention-playground")
     add_inspect_parser(parser.add_subparsers(dest="command"))

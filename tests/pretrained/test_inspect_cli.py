@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from app.inspect.cli import add_inspect_parser, cmd_inspect  # noqa: E402
+from app.model_tab.cli import add_inspect_parser, cmd_inspect  # noqa: E402
 from attention_core import load_pretrained  # noqa: E402
 
 TEXT = "The quick brown fox and Mary went to the café. The quick brown fox"
@@ -62,22 +62,22 @@ def test_csv_rows_are_the_attended_pairs(hf_models, tmp_path, capsys):
 
 def test_images_go_to_the_figure_module_or_are_refused(hf_models, tmp_path, capsys, monkeypatch):
     folder = hf_models["gpt2"]
-    monkeypatch.setitem(sys.modules, "app.inspect.qt.figure", None)  # as when the module is missing
+    monkeypatch.setitem(sys.modules, "app.model_tab.qt.figure", None)  # as when the module is missing
     code, _, err = _run(["--model", folder, "--text", TEXT, "--out", tmp_path / "f.png"], capsys)
     assert code == 2 and "attention-playground inspect: image output is unavailable" in err
     assert "Traceback" not in err and not (tmp_path / "f.png").exists()
     calls = []
-    fake = types.ModuleType("app.inspect.qt.figure")
+    fake = types.ModuleType("app.model_tab.qt.figure")
     fake.write_inspect_figure = lambda trace, path, *, layer, head, title: calls.append((len(trace), path, layer,
                                                                                         head, title))
-    monkeypatch.setitem(sys.modules, "app.inspect.qt.figure", fake)
+    monkeypatch.setitem(sys.modules, "app.model_tab.qt.figure", fake)
     code, summary, _ = _run(["--model", folder, "--text", TEXT, "--layer", 1, "--head", 2, "--out",
                              tmp_path / "f.svg"], capsys)
     assert code == 0 and calls == [(summary["tokens"], tmp_path / "f.svg", 1, 2, "gpt2 · layer 1 · head 2")]
 
 
 def test_a_real_image_through_the_apps_figure(hf_models, tmp_path, capsys):
-    pytest.importorskip("app.inspect.qt.figure", reason="the Model tab's figure module is not importable here")
+    pytest.importorskip("app.model_tab.qt.figure", reason="the Model tab's figure module is not importable here")
     out = tmp_path / "heads.png"
     code, summary, err = _run(["--model", hf_models["gpt2"], "--text", TEXT, "--layer", 1, "--head", 0, "--out", out],
                               capsys)
@@ -131,7 +131,7 @@ def test_json_csv_detect_and_ablate_load_no_qt(hf_models, tmp_path):
     folder = hf_models["gpt2"]
     code = (
         "import argparse, sys\n"
-        "from app.inspect.cli import add_inspect_parser, cmd_inspect\n"
+        "from app.model_tab.cli import add_inspect_parser, cmd_inspect\n"
         "p = argparse.ArgumentParser(); add_inspect_parser(p.add_subparsers())\n"
         f"for argv in ([ '--text', 'hi there', '--out', {str(tmp_path / 'q.json')!r}],"
         f" ['--text', 'hi there', '--out', {str(tmp_path / 'q.csv')!r}],"

@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from app.inspect.model.playground_head import unique_names
+from app.model_tab.model.playground_head import unique_names
 from attention_core.pretrained.tokenizer import visible
 
 CODES = {"\x00": "\\x00", "\x0b": "\\x0b", "\x0c": "\\x0c", "\r": "\\x0d", "\x1b": "\\x1b", "\x7f": "\\x7f",

@@ -24,7 +24,7 @@ w = create_main_window(settings=settings)
 w.show()
 heavy = ["torch", "PIL", "imageio_ffmpeg", "pyqtgraph.opengl", "superqt", "app.learn.qt.dock", "app.learn.model.engine",
          "numpy.random",
-         "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.inspect.qt.host",
+         "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.model_tab.qt.host",
          "app.playground.qt.multihead_view", "app.vectors.qt.view", "app.surface.qt.view", "app.flow.qt.view"]
 print("loaded", [m for m in heavy if m in sys.modules])  # the Learn wiring comes 150 ms after the first frame
 app.processEvents()

@@ -40,8 +40,8 @@ from app.learn.model.training import Wait
 from app.playground.model.playground import PlaygroundModel
 
 if TYPE_CHECKING:
-    from app.inspect.model.session import InspectSession
     from app.lab.model import ScalingLab
+    from app.model_tab.model.session import InspectSession
     from app.training.model.session import TrainingSession
 
 

@@ -13,8 +13,8 @@ from app.learn.model.model_link import MODEL_GOALS, MODEL_NAMES, ModelLink
 from app.learn.model.training import Wait, default_wait
 
 if TYPE_CHECKING:
-    from app.inspect.model.session import InspectSession
     from app.lab.model import ScalingLab
+    from app.model_tab.model.session import InspectSession
     from app.training.model.session import TrainingSession
 
 EXTERNAL_GOALS = (*lesson_training.TRAINING_GOALS, *lesson_lab.LAB_GOALS, *MODEL_GOALS)

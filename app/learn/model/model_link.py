@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from app.learn.model.expr import LessonExprError
 
 if TYPE_CHECKING:
-    from app.inspect.model.session import InspectSession
+    from app.model_tab.model.session import InspectSession
 
 MODEL_GOALS = ("model_open", "model_detected", "model_heads_off")
 HEAD_SETS = ("best-induction", "induction")
@@ -92,7 +92,7 @@ class ModelLink:
         if not self._open() or model is None:
             raise LessonExprError(NO_MODEL)
         if self._clean is None or self._clean.model != model.name:
-            from app.inspect.model.heads_runs import BATCH, SEED, run_detectors
+            from app.model_tab.model.heads_runs import BATCH, SEED, run_detectors
 
             self._clean = run_detectors(model, (), seed=SEED, batch=BATCH)
         return self._clean
@@ -146,7 +146,7 @@ class ModelLink:
 
     def second_half_without(self, which: str) -> float:
         """The probe's second-half loss with ``which`` heads off (the same probe as the Detect view's)."""
-        from app.inspect.model.heads_runs import BATCH, SEED, run_detectors
+        from app.model_tab.model.heads_runs import BATCH, SEED, run_detectors
 
         heads, clean = self.heads_of(str(which)), self.clean()
         key = (id(self.session.model), ",".join(f"{a}.{b}" for a, b in heads))

@@ -37,7 +37,7 @@ def dry_run(lesson: Lesson, right: bool = True) -> list[Problem]:
         lab = ScalingLab(runner=ThreadRunner())
     inspect = None
     if uses_model(lesson):  # and one about the Model tab opens (show me: trains in seconds) the model it reads
-        from app.inspect.model.session import InspectSession
+        from app.model_tab.model.session import InspectSession
 
         inspect = InspectSession(runner=ThreadRunner())
     run = LessonRun(lesson, model, training=session, lab=lab, inspect=inspect)

@@ -55,7 +55,7 @@ def test_the_grid_figure_labels_every_map_with_the_tokens(induction_model, tmp_p
     """Queries down the left of every layer's row of maps, keys under every head's column: with 5 tokens every
     label fits, so each token is drawn once per layer (left) and once per head (below); before, the grid had only
     L/H names and a token was nowhere but in the title's quoted text."""
-    from app.inspect.qt.figure import write_inspect_figure
+    from app.model_tab.qt.figure import write_inspect_figure
     from attention_core.pretrained import load_pretrained
 
     model = load_pretrained(induction_model, threads=1)

@@ -1,4 +1,4 @@
-"""``python -m app.inspect [FOLDER]``: the Model tab alone (the models found offline listed; FOLDER loaded at once).
+"""``python -m app.model_tab [FOLDER]``: the Model tab alone (the models found offline listed; FOLDER loaded at once).
 "Open this head in the Playground" needs the whole window: ``python -m app``."""
 
 import sys
@@ -9,8 +9,8 @@ FOLDER = next((a for a in sys.argv[1:] if not a.startswith("-") and not a.endswi
 
 
 def _build():  # type: ignore[no-untyped-def]
-    from app.inspect.model.session import InspectSession
-    from app.inspect.qt.tab import ModelTab
+    from app.model_tab.model.session import InspectSession
+    from app.model_tab.qt.tab import ModelTab
     from app.widgets.settings import data_dir
     from app.widgets.workers import QtRunner
 

@@ -1,6 +1,6 @@
 """The Model tab's three views of one trace: every head (one mosaic, layers and heads from 0), one head large (a
 heatmap with hover), and a layer's flow lines. Each follows the session's events and draws what the session
-holds (``app.inspect.model.views`` derives the data); hovering reports the query position to the session."""
+holds (``app.model_tab.model.views`` derives the data); hovering reports the query position to the session."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QWidget
 from app.common.titles import ExportContext
 from app.flow.model import FlowData
 from app.flow.qt.view import FlowView
-from app.inspect.model.session import InspectSession
-from app.inspect.model.views import head_blocked, hover_text, layer_flow, off_text, position_labels, trace_text
+from app.model_tab.model.session import InspectSession
+from app.model_tab.model.views import head_blocked, hover_text, layer_flow, off_text, position_labels, trace_text
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.grid.mosaic import MosaicGrid
 from app.widgets.heatmap.view import HeatmapWidget

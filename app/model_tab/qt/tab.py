@@ -1,7 +1,7 @@
 """The Model tab: a real model (or one trained here) on your own text. Left: where the model comes from. Right:
 the text and its tokens, then every head, one head large, or a layer's flow; under them what the pointer is on,
 the next-token list, and "Open this head in the Playground". Layout and wiring only: the session computes, the
-views draw (``app.inspect.qt.views``), the host opens a head in the Playground through the window's undo stack."""
+views draw (``app.model_tab.qt.views``), the host opens a head in the Playground through the window's undo stack."""
 
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.inspect.model.session import InspectSession
-from app.inspect.model.views import next_token_html
-from app.inspect.qt.heads_view import HeadsView
-from app.inspect.qt.sources import SourcesPanel
-from app.inspect.qt.tokens import TokenStrip
-from app.inspect.qt.views import HeadMapView, HeadsGridView, LayerFlowView
+from app.model_tab.model.session import InspectSession
+from app.model_tab.model.views import next_token_html
+from app.model_tab.qt.heads_view import HeadsView
+from app.model_tab.qt.sources import SourcesPanel
+from app.model_tab.qt.tokens import TokenStrip
+from app.model_tab.qt.views import HeadMapView, HeadsGridView, LayerFlowView
 from app.widgets.theme import colors_for, span
 
 

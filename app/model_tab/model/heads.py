@@ -32,7 +32,7 @@ from psygnal import Signal, SignalGroup
 
 from app.common.evented import Announcing
 from app.common.runner import RunHandle, Runner
-from app.inspect.model.heads_runs import (
+from app.model_tab.model.heads_runs import (
     BATCH,
     KINDS,
     SCAN_HOWS,
@@ -47,7 +47,7 @@ from app.inspect.model.heads_runs import (
     run_detectors,
     scan_items,
 )
-from app.inspect.model.views import off_text
+from app.model_tab.model.views import off_text
 
 __all__ = ["BATCH", "KINDS", "SCAN_HOWS", "SCAN_MEASURES", "SEED", "THRESHOLD", "Detection", "HeadsAnalysis",
            "HeadsHost", "ScanResult"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from app.inspect.model.playground_head import PlaygroundHead
-from app.inspect.model.session import InspectSession
+from app.model_tab.model.playground_head import PlaygroundHead
+from app.model_tab.model.session import InspectSession
 from app.playground.model.concealment import SCAN_REVEALS, Concealment
 from app.widgets.settings import data_dir
 from app.widgets.tab_host import LazyTabHost
@@ -17,7 +17,7 @@ from app.widgets.workers import QtRunner
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
-    from app.inspect.qt.tab import ModelTab
+    from app.model_tab.qt.tab import ModelTab
 
 TAB_TITLE = "Model"
 RECENT_KEY = "models/recent"
@@ -40,7 +40,7 @@ class InspectHost(LazyTabHost):
         follow_cover(session, Concealment.of(window.playground))
 
     def make_tab(self) -> ModelTab:
-        from app.inspect.qt.tab import ModelTab
+        from app.model_tab.qt.tab import ModelTab
 
         return ModelTab(self.model, open_head=self.open_selected_head, start_dir=self.window.settings.last_dir())
 

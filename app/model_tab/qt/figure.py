@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.inspect.model.views import head_blocked, position_labels, trace_text
+from app.model_tab.model.views import head_blocked, position_labels, trace_text
 
 if TYPE_CHECKING:
     from attention_core.pretrained import Trace

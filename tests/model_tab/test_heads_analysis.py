@@ -9,11 +9,19 @@ import threading
 import numpy as np
 import pytest
 
-from app.inspect.model import heads as heads_module
-from app.inspect.model.heads_runs import KINDS, THRESHOLD
-from app.inspect.model.heads_views import head_rows, ideal_marks, off_html, pattern, repeat_curve, scan_grid, score_grid
-from app.inspect.model.session import InspectSession
-from app.inspect.model.views import head_name, off_text
+from app.model_tab.model import heads as heads_module
+from app.model_tab.model.heads_runs import KINDS, THRESHOLD
+from app.model_tab.model.heads_views import (
+    head_rows,
+    ideal_marks,
+    off_html,
+    pattern,
+    repeat_curve,
+    scan_grid,
+    score_grid,
+)
+from app.model_tab.model.session import InspectSession
+from app.model_tab.model.views import head_name, off_text
 
 
 def loaded(path) -> InspectSession:

@@ -22,10 +22,10 @@ from psygnal import Signal, SignalGroup
 
 from app.common.evented import Announcing
 from app.common.runner import Runner, ThreadRunner
-from app.inspect.model.heads import HeadsAnalysis
-from app.inspect.model.playground_head import PlaygroundHead, playground_head
-from app.inspect.model.sources import ModelSource, discover
-from app.inspect.model.views import off_text
+from app.model_tab.model.heads import HeadsAnalysis
+from app.model_tab.model.playground_head import PlaygroundHead, playground_head
+from app.model_tab.model.sources import ModelSource, discover
+from app.model_tab.model.views import off_text
 
 if TYPE_CHECKING:
     from attention_core.pretrained import PretrainedModel, Trace

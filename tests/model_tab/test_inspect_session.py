@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.inspect.model.playground_head import MAX_TOKENS, playground_head, unique_names
-from app.inspect.model.session import InspectSession, own_example
-from app.inspect.model.sources import discover, hub_cache_dir
+from app.model_tab.model.playground_head import MAX_TOKENS, playground_head, unique_names
+from app.model_tab.model.session import InspectSession, own_example
+from app.model_tab.model.sources import discover, hub_cache_dir
 from attention_core import attention_steps, causal_mask
 
 
@@ -163,7 +163,7 @@ def test_the_session_never_imports_torch_until_a_model_is_opened(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys; from app.inspect.model.session import InspectSession; "
+    code = ("import sys; from app.model_tab.model.session import InspectSession; "
             "s = InspectSession(); s.refresh_sources(); sys.exit(1 if 'torch' in sys.modules else 0)")
     env_home = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     assert subprocess.run([sys.executable, "-c", code], env=env_home, cwd=Path(__file__).parents[2]).returncode == 0

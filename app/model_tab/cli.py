@@ -4,7 +4,7 @@
   FILE.json (ids, tokens, info, the top next tokens, ``attentions`` [layers][heads][T][T], or [heads][T][T] with
   ``--layer``, or [T][T] with both), FILE.csv (one row per attended pair: ``layer,head,query_pos,key_pos,query_token,
   key_token,weight``; pairs the mask blocks are left out, so a causal model has key_pos <= query_pos), FILE.png,
-  FILE.svg or FILE.pdf (``app.inspect.qt.figure.write_inspect_figure``, drawn offscreen with Qt; where it cannot be
+  FILE.svg or FILE.pdf (``app.model_tab.qt.figure.write_inspect_figure``, drawn offscreen with Qt; where it cannot be
   imported, exit 2 saying image output is unavailable).
 - ``inspect --model DIR --detect KIND [--seq-len N] [--seed S] --out FILE.json``: the head detector (previous-token,
   duplicate-token, induction, first-token) on random tokens repeated twice: scores, ids, threshold, heads above it.
@@ -259,7 +259,7 @@ def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> i
 def _figure(trace: Any, path: Path, layer: int | None, head: int | None) -> None:
     try:
         with stopping.deferred():  # importing Qt runs Python inside Qt's start-up: a stop waits (app.common.stopping)
-            from app.inspect.qt.figure import write_inspect_figure
+            from app.model_tab.qt.figure import write_inspect_figure
     except ImportError as exc:
         raise _Refusal(f"image output is unavailable ({exc}); write .json or .csv instead") from None
     where = "" if layer is None else f" · layer {layer}" + ("" if head is None else f" · head {head}")

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from app.inspect.model.views import head_name
 from app.learn.model.engine import MemoryStore, find_lesson
+from app.model_tab.model.views import head_name
 from app.playground.model.concealment import COVER_TEXT
 
 

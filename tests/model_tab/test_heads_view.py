@@ -163,7 +163,7 @@ def test_cancel_stops_a_scan_without_freezing_the_window_and_the_grid_says_so(wi
         return real(*args, progress=report, **kw)
 
     monkeypatch.setattr(phenomena, "ablation_scan", slow)
-    import app.inspect.model.heads as heads_model
+    import app.model_tab.model.heads as heads_model
 
     real_items, ran_on = heads_model.scan_items, []
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.inspect.model.session import DTYPES, InspectSession
+from app.model_tab.model.session import DTYPES, InspectSession
 
 HELP = ("A Hugging Face model folder (config.json, model.safetensors, tokenizer.json): GPT-2, Llama, Mistral, Qwen2, "
         "Pythia, GPT-Neo / TinyStories; or a model trained in this app (Training → Save, or <code>train --out</code>)."

@@ -1,2 +1,0 @@
-"""The Model tab: open a real model (or one trained here) offline and see its heads on your text. model/ is
-Qt-free (sources, session, a head as Playground inputs), qt/ draws it, cli.py is ``inspect``."""
