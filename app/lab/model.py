@@ -16,8 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from psygnal import Signal, SignalGroup
-
+from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle, Runner, ThreadRunner
 from app.common.validation import check_bench
 from app.training.model.tools import format_eta
@@ -40,25 +39,27 @@ METHOD_SHORT = {"cuda": "cuda max alloc", "rss": "RSS peak", "tracemalloc": "tra
 Key = tuple[str, str]
 
 
-class LabEvents(SignalGroup):
-    """One signal per thing that changes, emitted after the change."""
+class LabEvents(ModelEvents):
+    """One event per thing that changes, emitted after the change (``status``, ``changed``: ``ModelEvents``)."""
 
-    config = Signal(object)  # ScalingConfig
-    devices = Signal(object)  # the devices the machine offers (list[str])
-    results = Signal()  # points cleared (a new run) or added
-    point = Signal(object)  # each new PointResult / MatmulLimit as it arrives
-    run_state = Signal(str)
-    progress = Signal()  # done / total / ETA changed
-    status = Signal(str)
-    readouts = Signal(object)  # list[str]
+    config = event(object)  # ScalingConfig
+    devices = event(object)  # the devices the machine offers (list[str])
+    results = event()  # points cleared (a new run) or added
+    point = event(object)  # each new PointResult / MatmulLimit as it arrives
+    run_state = event(str)
+    progress = event()  # done / total / ETA changed
+    readouts = event(object)  # list[str]
 
 
-class ScalingLab:
+class ScalingLab(Evented):
     """State and commands of the Lab (see the module docstring)."""
+
+    Events = LabEvents
+    events: LabEvents
 
     def __init__(self, runner: Runner | None = None, devices: Sequence[str] = ("cpu",),
                  config: ScalingConfig | None = None) -> None:
-        self.events = LabEvents()
+        super().__init__()
         self.runner: Runner = runner or ThreadRunner()
         self.devices: list[str] = ["cpu", *[d for d in devices if d != "cpu"]]
         self.config = config or ScalingConfig(max_n=2048, repeat=5, threads=1)
@@ -81,7 +82,7 @@ class ScalingLab:
     def set_available_devices(self, devices: Sequence[str]) -> None:
         """What the machine offers; chosen devices that went away are dropped (cpu stays)."""
         self.devices = ["cpu", *[d for d in devices if d != "cpu"]]
-        self.events.devices.emit(list(self.devices))
+        self._announce(devices=list(self.devices))
         kept = tuple(d for d in self.config.devices if d in self.devices) or ("cpu",)
         if kept != self.config.devices:
             self._set_config(replace(self.config, devices=kept))
@@ -103,7 +104,7 @@ class ScalingLab:
 
     def _set_config(self, config: ScalingConfig) -> None:
         self.config = config
-        self.events.config.emit(config)
+        self._announce("config")
 
     def refusals(self) -> list[str]:
         """Series of the current choice that will be skipped whole, and why (shown before Run)."""
@@ -144,7 +145,7 @@ class ScalingLab:
         self._set_state("running", f"Measuring {cfg.total_points} points "
                                    f"({len(cfg.devices)} device(s) × {len(cfg.impls)} implementation(s) × "
                                    f"{len(sizes)} sizes of n, {cfg.repeat} timed calls each)…")
-        self.events.results.emit()
+        self._announce("results")
         self._update_readouts()
         self._handle = self.runner.start(gen, lambda item: self._on_item(run_id, item),
                                          lambda reason: self._on_done(run_id, reason))
@@ -188,9 +189,7 @@ class ScalingLab:
             self._weight_done += max(self.run.config.sizes()) ** 2
             self.current = (f"matmul limit on {item.device}: {item.gflops:.1f} GFLOP/s"
                             if math.isfinite(item.gflops) else f"matmul limit on {item.device}: {item.skipped_reason}")
-        self.events.point.emit(item)
-        self.events.results.emit()
-        self.events.progress.emit()
+        self._announce("point", "results", "progress", point=item)
         self._update_readouts()
         if self.run_state == "running":
             self._set_status(f"{self.done} / {self.total} · {self.current} · {self.eta_text}")
@@ -213,20 +212,16 @@ class ScalingLab:
                                         + (f", {skipped} skipped (the readouts say why)"
                                            if skipped else "") + ".")
         self._update_readouts()
-        self.events.progress.emit()
+        self._announce("progress")
 
     def _set_state(self, state: str, status: str) -> None:
         self.run_state = state
-        self.events.run_state.emit(state)
+        self._announce("run_state")
         self._set_status(status)
-
-    def _set_status(self, text: str) -> None:
-        self.status = text
-        self.events.status.emit(text)
 
     def _update_readouts(self) -> None:
         self.readouts = self.run.readouts() if self.run.points or self.run.limits else []
-        self.events.readouts.emit(list(self.readouts))
+        self._announce(readouts=list(self.readouts))
 
     # ================================================================== what the views show
     @property
