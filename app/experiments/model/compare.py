@@ -28,12 +28,13 @@ ENTROPY_SOURCE = ("mean attention entropy per head (nats) over every query of th
 
 class ExperimentRuns(Protocol):
     """What the comparison reads of its ``ExperimentSession`` (declared here so this part never imports the
-    session that owns it): the runs, the sessions that trained them, and the event it emits."""
+    session that owns it): the runs, the sessions that trained them, and how it announces a change."""
 
     runs: list[ExperimentRun]
     sessions: list[TrainingSession]
     trained_runs: list[ExperimentRun]
-    events: Any
+
+    def _announce(self, *names: str, **payloads: Any) -> None: ...  # ``app.common.evented.Evented``'s
 
 @dataclass(frozen=True)
 class CompareSide:
@@ -86,7 +87,7 @@ class CompareState:
 
     def _emit(self) -> None:
         self._seen = (self.a, self.b, self.step, self.max_step)
-        self._session.events.compare.emit()
+        self._session._announce("compare")
 
     # ---------------------------------------------------------------- reading
     def _latest(self, index: int) -> int | None:

@@ -16,8 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from psygnal import Signal, SignalGroup
-
+from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import Runner, ThreadRunner
 from app.experiments.model.compare import CompareState
 from app.experiments.model.findings import causal_claim, findings
@@ -45,19 +44,18 @@ DEFAULT_PRESET = "causal-vs-bidirectional"
 _TRUE, _FALSE = ("yes", "true", "1", "on", "causal"), ("no", "false", "0", "off", "bidirectional")
 
 
-class ExperimentEvents(SignalGroup):
+class ExperimentEvents(ModelEvents):
     """One signal per thing that changes, each emitted after the change."""
 
-    preset = Signal(object)  # preset id, or None once the runs were edited into a custom experiment
-    runs = Signal()  # the runs table (rows, names) changed
-    table_error = Signal(str)  # why the last edit was refused ("" once an edit is accepted)
-    sessions = Signal()  # a new experiment started: one new TrainingSession per run (views re-subscribe)
-    run_state = Signal(str)  # EXPERIMENT_STATES
-    progress = Signal()  # steps done / total / the progress text
-    summary = Signal()  # the final table's rows
-    findings = Signal(object)  # list[str]: the "What to see" lines
-    compare = Signal()  # the two runs compared or the step they are compared at
-    status = Signal(str)
+    preset = event(object)  # preset id, or None once the runs were edited into a custom experiment
+    runs = event()  # the runs table (rows, names) changed
+    table_error = event(str)  # why the last edit was refused ("" once an edit is accepted)
+    sessions = event()  # a new experiment started: one new TrainingSession per run (views re-subscribe)
+    run_state = event(str)  # EXPERIMENT_STATES
+    progress = event()  # steps done / total / the progress text
+    summary = event()  # the final table's rows
+    findings = event(object)  # list[str]: the "What to see" lines
+    compare = event()  # the two runs compared or the step they are compared at
 
 
 def parse_cell(column: str, value: Any) -> Any:
@@ -89,11 +87,14 @@ def format_cell(value: Any) -> str:
     return format_option(value)
 
 
-class ExperimentSession:
+class ExperimentSession(Evented):
     """State and commands of the Experiments tab (see the module docstring)."""
 
+    Events = ExperimentEvents
+    events: ExperimentEvents
+
     def __init__(self, runner: Runner | None = None, preset: str = DEFAULT_PRESET) -> None:
-        self.events = ExperimentEvents()
+        super().__init__()
         self.runner: Runner = runner or ThreadRunner()
         self.preset_id: str | None = None
         self.rows: list[dict[str, Any]] = []
@@ -112,7 +113,6 @@ class ExperimentSession:
         self._started: float | None = None
         self._status_at = 0.0
         self._cancelled = False
-        self.status = ""
         self.set_preset(preset)
 
     # ================================================================== the runs
@@ -137,7 +137,7 @@ class ExperimentSession:
         self.preset_id = preset_id
         self.names = [r.get("name") for r in preset.runs]
         self._set_runs([{c: _column_value(r, c) for c in COLUMNS} for r in runs], runs)
-        self.events.preset.emit(preset_id)
+        self._announce(preset=preset_id)
 
     def set_runs(self, rows: Sequence[dict[str, Any]]) -> None:
         """Custom runs: one dict of ``COLUMNS`` options per run (others take the defaults). ValueError when refused."""
@@ -147,7 +147,7 @@ class ExperimentSession:
         runs = build_runs(rows)
         self.preset_id, self.names = None, [None] * len(rows)
         self._set_runs([{c: _column_value(r, c) for c in COLUMNS} for r in runs], runs)
-        self.events.preset.emit(None)
+        self._announce(preset=None)
 
     def set_cell(self, row: int, column: str, value: Any) -> bool:
         """Edit one option of one run. Refused (False, ``table_error`` says why, the old value kept) when the value
@@ -197,19 +197,19 @@ class ExperimentSession:
 
     def _set_runs(self, rows: list[dict[str, Any]], runs: list[ExperimentRun]) -> None:
         self.rows, self.runs = rows, runs
-        self._accept()  # valid runs now: an earlier refusal no longer describes the table (issue 24)
-        self.events.runs.emit()
+        self._accept()  # valid runs now: an earlier refusal no longer describes the table
+        self._announce("runs")
         self._set_status(self._idle_status())
 
     def _refuse(self, text: str) -> bool:
         self.table_error = text
-        self.events.table_error.emit(text)
+        self._announce("table_error")
         return False
 
     def _accept(self) -> bool:
         if self.table_error:
             self.table_error = ""
-            self.events.table_error.emit("")
+            self._announce("table_error")
         return True
 
     # ================================================================== running
@@ -236,9 +236,7 @@ class ExperimentSession:
         self._cancelled, self._started, self.current = False, time.perf_counter(), -1
         self._status_at = self._started
         self.compare.reset()
-        self.events.sessions.emit()
-        self.events.summary.emit()
-        self.events.findings.emit([])
+        self._announce("sessions", "summary", "findings")
         self._set_state("running")
         self._start_next()
         return True
@@ -277,7 +275,7 @@ class ExperimentSession:
             self._finish("finished")
             return
         self.sessions[self.current].start()
-        self.events.progress.emit()
+        self._announce("progress")
         self._set_status(self.progress_text)
 
     def _on_run_end(self, session: TrainingSession, state: str) -> None:
@@ -285,7 +283,7 @@ class ExperimentSession:
             return
         if state == "finished":
             self.summary.append(summary_row(self.trained_runs[self.current], session.history.reports(), exact=True))
-            self.events.summary.emit()
+            self._announce("summary")
             self.compare.follow()
             self._update_findings()
             if not self._cancelled:
@@ -301,24 +299,24 @@ class ExperimentSession:
         self._update_findings()
         self.compare.follow()
         self._set_state(state)
-        self.events.progress.emit()
+        self._announce("progress")
         self._set_status(self._idle_status())
 
     def _on_progress(self) -> None:
         self.compare.follow()
         now = time.perf_counter()
-        if now - self._status_at >= STATUS_EVERY_S:  # the status line follows the progress bar (issue 24)
+        if now - self._status_at >= STATUS_EVERY_S:  # the status line follows the progress bar
             self._status_at = now
             self._set_status(self.progress_text)
-        self.events.progress.emit()
+        self._announce("progress")
 
     def _set_state(self, state: str) -> None:
         self.run_state = state
-        self.events.run_state.emit(state)
+        self._announce("run_state")
 
     def _update_findings(self) -> None:
         self.findings = findings(self.trained_runs, self.histories())
-        self.events.findings.emit(list(self.findings))
+        self._announce(findings=list(self.findings))
 
     # ================================================================== reading
     def histories(self) -> list[list[Any]]:
@@ -375,9 +373,9 @@ class ExperimentSession:
         return f"Experiments: {len(self.runs)} runs ready; Run trains them one after another"
 
     def _set_status(self, text: str) -> None:
+        """Announced only when it changes: the progress rewrites it often, mostly with the same text."""
         if text != self.status:
-            self.status = text
-            self.events.status.emit(text)
+            super()._set_status(text)
 
 
 def _column_value(run: ExperimentRun, column: str) -> Any:
