@@ -1,8 +1,7 @@
-"""Command line: the parser and the dispatch, nothing else. Each command lives with its feature and is imported
-only when it runs: ``train`` and ``probe`` (``app.training.cli``), ``export`` (``app.playground.cli``), ``bench``
-(``app.lab.cli``), ``lessons`` (``app.learn.cli``), ``experiment`` (``app.experiments.cli``), ``inspect``
-(``app.model_tab.cli``). With no command, or
-``gui``, the window opens. torch is imported only where used, Qt only where an image is rendered or a window opens.
+"""Command line: the parser and the dispatch, nothing else. Each command lives with its feature (``COMMANDS``: the
+command, its module, its parser, its function), imported by name when the parser is built and run only when it is
+the command given. With no command, or ``gui``, the window opens. torch is imported only where used, Qt only where
+an image is rendered or a window opens.
 
 Progress goes to stderr (stdout carries the results: the JSON summary, the written path), through tqdm on a
 terminal; a log file or a pipe gets a plain line every ~10 % of the run instead (``app.common.progress``).
@@ -12,7 +11,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import import_module
 from typing import Any, NoReturn
+
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    # command: (its feature's CLI module, the function adding its parser, the function running it)
+    "train": ("app.training.cli", "add_train_parser", "cmd_train"),
+    "export": ("app.playground.cli", "add_export_parser", "cmd_export"),
+    "probe": ("app.training.cli", "add_probe_parser", "cmd_probe"),
+    "bench": ("app.lab.cli", "add_parser", "cmd_bench"),
+    "lessons": ("app.learn.cli", "add_parser", "cmd_lessons"),
+    "experiment": ("app.experiments.cli", "add_parser", "cmd_experiment"),
+    "inspect": ("app.model_tab.cli", "add_inspect_parser", "cmd_inspect"),
+}
+"""Every command but ``gui``, one row each, in the order ``--help`` lists them: adding a command is its module and one
+row here, no branch to add. Importing this module loads none of them; building the parser imports each (they are
+light: a command's torch and Qt are imported inside its ``cmd_*``, so one command never loads another's)."""
 
 
 class ReasonFirstParser(argparse.ArgumentParser):
@@ -50,26 +64,8 @@ def _build_parser() -> ReasonFirstParser:
     sub = p.add_subparsers(dest="command")
 
     sub.add_parser("gui", help="open the desktop app (the default)")
-
-    from app.training.cli import add_probe_parser, add_train_parser
-
-    add_train_parser(sub)
-    from app.playground.cli import add_export_parser
-
-    add_export_parser(sub)
-    add_probe_parser(sub)
-    from app.lab.cli import add_parser as add_bench_parser
-
-    add_bench_parser(sub)
-    from app.learn.cli import add_parser as add_lessons_parser
-
-    add_lessons_parser(sub)
-    from app.experiments.cli import add_parser as add_experiment_parser
-
-    add_experiment_parser(sub)
-    from app.model_tab.cli import add_inspect_parser
-
-    add_inspect_parser(sub)
+    for module, add_parser, _ in COMMANDS.values():  # in the table's order: the order ``--help`` lists them
+        getattr(import_module(module), add_parser)(sub)
     p.commands = dict(sub.choices)
     return p
 
@@ -112,32 +108,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_gui(args.self_test)
     if args.command in (None, "gui"):
         return run_gui(None)
-    if args.command == "train":
-        from app.training.cli import cmd_train
-
-        return cmd_train(args)
-    if args.command == "export":
-        from app.playground.cli import cmd_export
-
-        return cmd_export(args)
-    if args.command == "probe":
-        from app.training.cli import cmd_probe
-
-        return cmd_probe(args)
-    if args.command == "bench":
-        from app.lab.cli import cmd_bench
-
-        return cmd_bench(args)
-    if args.command == "lessons":
-        from app.learn.cli import cmd_lessons
-
-        return cmd_lessons(args)
-    if args.command == "inspect":
-        from app.model_tab.cli import cmd_inspect
-
-        return cmd_inspect(args)
-    if args.command == "experiment":
-        from app.experiments.cli import cmd_experiment
-
-        return cmd_experiment(args)
-    return 2
+    if args.command not in COMMANDS:
+        return 2
+    module, _, run = COMMANDS[args.command]
+    result: int = getattr(import_module(module), run)(args)
+    return result
