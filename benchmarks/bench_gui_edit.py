@@ -54,7 +54,7 @@ assert w.playground.computation is not None and w.pipeline.heatmaps["weights"].v
 elapsed = time.time() - t0
 heavy = [m for m in ("torch", "PIL", "imageio", "imageio_ffmpeg", "av", "pyqtgraph.opengl", "app.learn.model.engine",
                      "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.model_tab.qt.host",
-                     "app.playground.qt.multihead_view", "app.surface.qt.view") if m in sys.modules]
+                     "app.playground.views.multihead.view", "app.playground.views.three_d.view") if m in sys.modules]
 print(f"{elapsed:.4f} torch={'torch' in sys.modules} cpu={time.process_time():.4f} loaded={','.join(heavy) or '-'}",
       flush=True)
 os._exit(0)  # the measurement is done; skip Qt teardown

@@ -15,7 +15,7 @@ def _build():  # type: ignore[no-untyped-def]
     from app.learn.qt.panel import LearnPanel
     from app.playground.model.playground import PlaygroundModel
     from app.playground.qt.commands import UndoableEdits
-    from app.shell.playground_tab import PlaygroundTab
+    from app.playground.tab import PlaygroundTab
 
     model, stack = PlaygroundModel(), QUndoStack()
     edits = UndoableEdits(model, stack)

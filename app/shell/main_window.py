@@ -2,7 +2,7 @@
 Qt-free evented model:
 
 - Playground: ``self.playground`` (``PlaygroundModel``); edits go through ``self.edits`` (undo stack) and every view
-  follows the model's events (app/shell/playground_tab.py). Built at once: it is the first frame.
+  follows the model's events (app/playground/tab.py). Built at once: it is the first frame.
 - Training, Experiments, Lab, Model: a ``LazyTabHost`` each (``app/<feature>/qt/host.py``) holds the model and
   builds the tab's widgets when it is first opened. The hosts themselves are created on first use too
   (``app/widgets/tab_host.py``'s ``DeferredHosts``): the tab bar shows their titles from the first frame, and the
@@ -42,10 +42,10 @@ from app.playground.model.playground import PlaygroundModel
 from app.playground.model.session_file import SessionError, load_session, save_session
 from app.playground.qt.commands import UndoableEdits
 from app.playground.qt.pipeline import STEPS
+from app.playground.tab import PlaygroundTab
 from app.shell import presentation
 from app.shell.help import HELP_TEXT
 from app.shell.hosts import HostAttributes, add_hosts
-from app.shell.playground_tab import PlaygroundTab
 from app.widgets import screen_fit
 from app.widgets.frame import after_first_paint
 from app.widgets.qt_compat import protect_singletons

@@ -66,9 +66,9 @@ def render_views(window: Any, out_dir: Path) -> list[Path]:
         _settle()
         written += grab(view, out_dir / file)
         stopping.check()
-    tab.view_tabs.setCurrentWidget(tab.surface)
+    tab.view_tabs.setCurrentWidget(tab.three_d)
     _settle()
-    written += tab.surface.self_test(out_dir)
+    written += tab.three_d.self_test(out_dir)
     tab.view_tabs.setCurrentWidget(tab.pipeline)
     return written
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMenuBar, QStatusBar, QTabWidget, QWidget
 
     from app.playground.model.playground import PlaygroundModel
-    from app.shell.playground_tab import PlaygroundTab
+    from app.playground.tab import PlaygroundTab
     from app.widgets.settings import Settings
     from app.widgets.theme import ThemeController
 

@@ -88,7 +88,7 @@ def test_a_weights_question_leaks_no_weight_anywhere(window, qtbot):
     assert flow.data is None and flow.canvas.data is None and COVER_TEXT in flow.title_label.text()
     assert _leaks(flow.hover_label.text() + flow.title_label.text(), covered) == []
     # 3D on the weights map
-    surface = tab.surface
+    surface = tab.three_d
     surface.set_step("weights")
     surface.redraw()
     assert surface.surface is None and COVER_TEXT in surface.message.text()

@@ -108,10 +108,10 @@ class FakeGLViewWidget(QWidget):
 
 
 def install(monkeypatch: Any) -> None:
-    """Make ``app.surface.qt.view`` find OpenGL and build its widgets from the fakes above."""
+    """Make ``app.playground.views.three_d.view`` find OpenGL and build its widgets from the fakes above."""
     import sys
 
-    from app.surface.qt import view
+    from app.playground.views.three_d import view
 
     fake = types.ModuleType("pyqtgraph.opengl")
     fake.GLViewWidget = FakeGLViewWidget  # type: ignore[attr-defined]

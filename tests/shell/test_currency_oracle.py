@@ -35,7 +35,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.learn.model.engine import find_lesson
 from app.learn.model.expr import LessonExprError
-from app.shell.playground_tab import LAZY_VIEWS
+from app.playground.tab import LAZY_VIEWS
 from app.widgets.heatmap.cells import format_value
 
 ACTIONS = int(os.environ.get("ORACLE_ACTIONS", "2000"))
@@ -170,7 +170,7 @@ class Walk:
 
     # ------------------------------------------------------------------ the slow places
     def train(self) -> None:
-        from attention_core.train_config import TrainConfig
+        from attention_core.tiny.config import TrainConfig
 
         s = self.w.training
         if s.run_state == "running":
@@ -422,7 +422,7 @@ def test_every_view_shown_first_inside_a_covered_step_shows_nothing_covered(qtbo
     for title in VIEWS:  # the reference's views: built and shown before any lesson covers anything
         open_view(ref, title)
         settle()
-    assert all(ref.tab.is_built(name) for name in ("multihead", "vectors", "surface", "flow"))
+    assert all(ref.tab.is_built(name) for name in ("multihead", "vectors", "three_d", "flow"))
     found: list[str] = []
     try:
         for lesson, index in COVERED_STEPS:

@@ -25,7 +25,8 @@ w.show()
 heavy = ["torch", "PIL", "imageio_ffmpeg", "pyqtgraph.opengl", "superqt", "app.learn.qt.dock", "app.learn.model.engine",
          "numpy.random",
          "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.model_tab.qt.host",
-         "app.playground.qt.multihead_view", "app.vectors.qt.view", "app.surface.qt.view", "app.flow.qt.view"]
+         "app.playground.views.multihead.view", "app.playground.views.vectors.view",
+         "app.playground.views.three_d.view", "app.playground.views.flow.view"]
 print("loaded", [m for m in heavy if m in sys.modules])  # the Learn wiring comes 150 ms after the first frame
 app.processEvents()
 print("tabs", [w.tabs.tabText(i) for i in range(w.tabs.count())])
@@ -73,7 +74,7 @@ def test_hosts_and_views_are_made_on_first_use_in_their_places(window, qtbot):
     assert tab.is_built("flow") and seen == [tab.flow] and tab.view_tabs.currentWidget() is tab.flow
     assert window.multihead is tab.multihead and tab.view_tabs.indexOf(tab.multihead) == 1
     window.set_theme("dark")
-    assert tab._dark and not tab.is_built("surface")
+    assert tab._dark and not tab.is_built("three_d")
     tab.view_tabs.setCurrentIndex(0)
 
 

@@ -154,7 +154,7 @@ def test_hovering_the_training_grid_never_resizes_the_window(window, panel, qtbo
         hover_everywhere(view.viewport(), 9)
         # the same points as pyqtgraph's scene reports them: QTest's synthetic moves stop reaching the scene once an
         # earlier test in the process has moved the mouse (offscreen; failed once so in the full suite, as
-        # tests/vectors/test_vector_view.py found), and what is checked is the grid's handling of the moves
+        # tests/playground/views/test_vector_view.py found), and what is checked is the grid's handling of the moves
         for y in range(2, view.height(), 9):
             for x in range(2, view.width(), 9):
                 view.scene().sigMouseMoved.emit(view.mapToScene(QPoint(x, y)))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from app.flow.model import FlowData
+from app.common.flow import FlowData
 
 if TYPE_CHECKING:
     from attention_core.pretrained import Trace

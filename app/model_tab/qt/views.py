@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from app.common.flow import FlowData
 from app.common.titles import ExportContext
-from app.flow.model import FlowData
-from app.flow.qt.view import FlowView
 from app.model_tab.model.session import InspectSession
 from app.model_tab.model.views import head_blocked, hover_text, layer_flow, off_text, position_labels, trace_text
+from app.widgets.flow.view import FlowView
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.grid.mosaic import MosaicGrid
 from app.widgets.heatmap.view import HeatmapWidget

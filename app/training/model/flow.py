@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.flow.model import FlowData
+from app.common.flow import FlowData
 from app.training.model.history import Snapshot
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QWidget
 
+from app.common.flow import FlowData
 from app.common.titles import ExportContext
-from app.flow.model import FlowData
-from app.flow.qt.view import FlowView
 from app.training.model.flow import training_flow
 from app.training.model.session import TrainingSession
+from app.widgets.flow.view import FlowView
 from app.widgets.frame import FRAME_MS, FrameCoalescer, RedrawWhenShown
 
 

@@ -1,4 +1,4 @@
-"""``python -m app.surface``: the 3D surface view alone, on cat-sat-mat (a message where OpenGL is missing)."""
+"""``python -m app.playground.views.three_d``: the 3D view alone, on cat-sat-mat (a message where OpenGL is missing)."""
 
 import sys
 
@@ -7,9 +7,9 @@ from app.widgets.dev_window import show_alone
 
 def _build():  # type: ignore[no-untyped-def]
     from app.playground.model.playground import PlaygroundModel
-    from app.surface.qt.view import SurfaceView
+    from app.playground.views.three_d.view import ThreeDView
 
-    return SurfaceView(PlaygroundModel())
+    return ThreeDView(PlaygroundModel())
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """The Flow view (the bertviz idea, drawn natively with QPainter): query tokens on the left, key tokens on the right,
-one line per (query, key) pair and head; width and opacity are the weight (``app.flow.model.flow_line_style``),
+one line per (query, key) pair and head; width and opacity are the weight (``app.common.flow.flow_line_style``),
 one colour per head. Hovering a token isolates its lines and the read-out under the lines says their weights.
 
-``FlowView`` is the frame (the Heads menu, the canvas of ``app.flow.qt.canvas``, the read-out, an Export button);
-``PlaygroundFlowView`` follows the Playground's result (every head of the multi-head split when Heads > 1) and
-``app.training.qt.flow.TrainingFlowView`` follows the training session's shown step with a layer picker, as the head
-grid does. The numbers come from the models; the canvas only draws them, and records what it drew (``FlowCanvas.drawn``)
-so tests read the lines back.
+``FlowView`` is the frame (the Heads menu, the canvas of ``app.widgets.flow.canvas``, the read-out, an Export button);
+the features subclass it: ``app.playground.views.flow.view.PlaygroundFlowView`` follows the Playground's result
+(every head of the multi-head split when Heads > 1), ``app.training.qt.flow.TrainingFlowView`` the training
+session's shown step with a layer picker (as the head grid does), the Model tab's ``LayerFlowView`` a real model's
+layer. The numbers come from the models; the canvas only draws them, and records what it drew
+(``FlowCanvas.drawn``) so tests read the lines back.
 """
 
 from __future__ import annotations
@@ -17,22 +18,18 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QIcon, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
+from app.common.flow import FlowData
 from app.common.titles import ExportContext
-from app.flow.model import FlowData, playground_flow
-from app.flow.qt.canvas import DrawnLine, FlowCanvas, head_colour
-from app.playground.model.concealment import FLOW_REVEALS, Concealment
-from app.playground.model.export_context import playground_context
-from app.playground.model.playground import PlaygroundModel
 from app.widgets.export_button import (
     IMAGE_FORMATS,
     add_format_actions,
     attach_export_button,
     export_with_dialog,
 )
-from app.widgets.frame import RedrawWhenShown
+from app.widgets.flow.canvas import DrawnLine, FlowCanvas, head_colour
 from app.widgets.theme import LIGHT, colors_for
 
-__all__ = ["DrawnLine", "FlowCanvas", "FlowView", "PlaygroundFlowView"]
+__all__ = ["DrawnLine", "FlowCanvas", "FlowView"]
 
 
 class FlowView(QWidget):
@@ -185,24 +182,3 @@ class FlowView(QWidget):
         finally:
             delete_now(fig)
         return plain
-
-
-class PlaygroundFlowView(RedrawWhenShown, FlowView):
-    """The Playground's flow: follows the model's ``result`` event (every head when Heads > 1)."""
-
-    def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.model = model
-        self.concealment = Concealment.of(model)
-        model.events.result.connect(self.request_redraw)
-        self.concealment.events.changed.connect(self.request_redraw)
-        self.redraw()
-
-    def current_data(self) -> FlowData | None:
-        return None if self.withheld() else playground_flow(self.model)
-
-    def withheld(self) -> str:
-        return self.concealment.withheld_message(*FLOW_REVEALS)
-
-    def export_context(self) -> ExportContext | str:
-        return playground_context(self.model)

@@ -3,8 +3,8 @@
 Adding the first OpenGL widget makes Qt recreate the window: everything in it is hidden and shown again while the
 widget is added, the Learn dock included (which lifts its covers while hidden), and the 3D view is asked to draw in
 the middle of its own build. Only a real OpenGL context does that, so the check runs in a child under Xvfb (as
-tests/surface/test_surface_view.py's real path does); Qt's offscreen platform has no OpenGL (the currency oracle
-covers the message the tab shows there).
+tests/playground/views/test_three_d_view.py's real path does); Qt's offscreen platform has no OpenGL (the
+currency oracle covers the message the tab shows there).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SCRIPT = textwrap.dedent("""
     from app.learn.model.engine import find_lesson
     from app.playground.model.concealment import COVER_TEXT
     from app.shell.main_window import MainWindow
-    from app.surface.qt.view import opengl_problem
+    from app.playground.views.three_d.view import opengl_problem
     MainWindow.detect_devices = False
     problem = opengl_problem()
     if problem:
@@ -47,10 +47,10 @@ SCRIPT = textwrap.dedent("""
     assert w.learn.run.covered == ("weights", "output") and w.learn.dock.isVisible()
     for _ in range(5): app.processEvents()
     t = w.tab
-    assert not t.is_built("surface")
-    t.view_tabs.setCurrentIndex(t.view_tabs.indexOf(t._holders["surface"]))  # the user opens the 3D tab
+    assert not t.is_built("three_d")
+    t.view_tabs.setCurrentIndex(t.view_tabs.indexOf(t._holders["three_d"]))  # the user opens the 3D tab
     for _ in range(10): app.processEvents()
-    v = t.surface
+    v = t.three_d
     assert v.gl is not None and v.problem == "", v.problem  # built (hidden while covered: not yet valid)
     print("STEP", v.step)
     print("HIDDEN", sorted(v.concealment.hidden))

@@ -1,7 +1,8 @@
 """What the Flow view draws (the bertviz idea): queries on the left, keys on the right, one line per (query, key)
-pair and head whose width and opacity are the weight. Qt-free: the numbers are read from the Playground's result or
-a recorded training step (``app.training.model.flow``), never recomputed, so a line is exactly the weight the other
-views show.
+pair and head whose width and opacity are the weight. Qt-free and feature-free (the drawing, ``app.widgets.flow``, sits
+below every feature): the numbers are read from the Playground's result (``app.playground.views.flow.model``), a
+recorded training step (``app.training.model.flow``) or a real model's layer, never recomputed, so a line is exactly
+the weight the other views show.
 
 ``FlowData.weights`` is (heads, queries, keys); ``flow_line_style`` is the one rule from a weight to a line.
 """
@@ -11,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from app.playground.model.playground import PlaygroundModel
 
 MAX_LINE_WIDTH = 12.0
 """A weight of 1 is drawn this many pixels wide; the width is proportional to the weight."""
@@ -65,16 +64,3 @@ def flow_line_style(weight: float) -> tuple[float, float]:
     """(width in pixels, opacity 0..1) of a line of this weight: width = weight × ``MAX_LINE_WIDTH``."""
     w = float(weight)
     return w * MAX_LINE_WIDTH, MIN_ALPHA + (1.0 - MIN_ALPHA) * w
-
-
-def playground_flow(model: PlaygroundModel) -> FlowData:
-    """The Playground's current weights: every head of the multi-head split when Heads > 1, else the one map."""
-    result = model.computation
-    q_tok, k_tok = tuple(model.query_tokens), tuple(model.key_tokens)
-    if result.heads is not None:
-        w = np.asarray(result.heads.heads.weights)
-        h = w.shape[0]
-        return FlowData(w, q_tok, k_tok, tuple(f"head {i + 1}" for i in range(h)),
-                        f"Attention flow: {h} heads (softmax weights)")
-    w = np.asarray(result.steps.weights)[None, :, :]
-    return FlowData(w, q_tok, k_tok, ("weights",), "Attention flow: softmax weights")

@@ -12,7 +12,7 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from app.flow.model import MAX_LINE_WIDTH
+from app.common.flow import MAX_LINE_WIDTH
 
 
 def hand_weights(q, k, mask=None):
@@ -126,14 +126,14 @@ TINY = dict(seq_len=3, vocab_size=6, d_model=8, num_heads=2, num_layers=2, steps
 
 @pytest.fixture
 def trained_panel(finish_run):
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     return finish_run(TrainConfig(**TINY))
 
 
 def reference_maps(session, index):
     from app.training.model.tools import model_from_params
-    from attention_core.analysis import probe_attention
+    from attention_core.tiny.analysis import probe_attention
 
     snap = session.history[index]
     model = model_from_params(session.model_config, snap.params)

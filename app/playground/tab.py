@@ -1,13 +1,17 @@
-"""The Playground tab: inputs | story, steps or multi-head maps, explanation bar | controls. Layout and wiring.
+"""The Playground tab: inputs | story, the Steps view or another view, explanation bar | controls. Layout and wiring.
 
-Hover and click on any map go to the model (``hover`` / ``pin``); the explanation bar, the story line and every
-map follow the model's events. A click in ③ or ④ with the custom mask also toggles that mask cell (undoable).
+The views behind Steps come from ``app/playground/views/registry.py`` and are built when first opened or read
+(``tab.multihead``, ``tab.vectors``, …). The tab sits above the Steps view and its panels (``qt/``) and the views
+(``views/``), which never import it. Hover and click on any map go to the model (``hover`` / ``pin``); the
+explanation bar, the story line and every map follow the model's events. A click in ③ or ④ with the custom mask
+also toggles that mask cell (undoable).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
@@ -21,17 +25,11 @@ from app.playground.qt.inputs_panel import InputsPanel, set_visible
 from app.playground.qt.label_box import LabelBox
 from app.playground.qt.pipeline import PipelineView
 from app.playground.qt.steps_header import HeadsBanner, SharedRangeToggle
+from app.playground.views.registry import VIEW_NAMES, VIEWS
 from app.widgets.side_panel import SideScroll
 
-if TYPE_CHECKING:
-    from app.flow.qt.view import PlaygroundFlowView
-    from app.playground.qt.multihead_view import MultiHeadView
-    from app.surface.qt.view import SurfaceView
-    from app.vectors.qt.view import VectorView
-
-LAZY_VIEWS = (("multihead", "Multi-head"), ("vectors", "Vectors"), ("surface", "3D"), ("flow", "Flow"))
-"""The views behind the Steps view, in tab order: each is built (and its module imported) when its tab is first
-opened or its attribute first read, so the first frame builds the Steps view alone."""
+LAZY_VIEWS = tuple((v.name, v.title) for v in VIEWS)
+"""(name, title) of the views behind the Steps view, in tab order (``app/playground/views/registry.py``)."""
 
 
 class PlaygroundTab(QSplitter):
@@ -64,9 +62,9 @@ class PlaygroundTab(QSplitter):
         self._views: dict[str, QWidget] = {}  # the lazy views built so far
         self._holders: dict[str, QWidget] = {}  # their placeholders until then
         self._when_built: dict[str, list[Callable[[Any], None]]] = {}
-        for name, title in LAZY_VIEWS:
-            self._holders[name] = QWidget()
-            self.view_tabs.addTab(self._holders[name], title)
+        for entry in VIEWS:
+            self._holders[entry.name] = QWidget()
+            self.view_tabs.addTab(self._holders[entry.name], entry.title)
         self.view_tabs.currentChanged.connect(self._on_view_changed)
         # the Steps view's own switches: the colour-range option in the tab bar's corner (no height taken), the
         # heads banner above the maps while the Steps view is shown and Heads > 1 (its link opens Multi-head)
@@ -170,25 +168,12 @@ class PlaygroundTab(QSplitter):
         self.side_tabs.hide()
 
     # ------------------------------------------------------------------ the views behind Steps, built on first use
-    @property
-    def multihead(self) -> MultiHeadView:
-        """The Multi-head view: the split into heads, each head's weights, W_O."""
-        return self.view("multihead")  # type: ignore[return-value]
-
-    @property
-    def vectors(self) -> VectorView:
-        """Queries and keys as arrows; drag to edit (d_k = 2)."""
-        return self.view("vectors")  # type: ignore[return-value]
-
-    @property
-    def surface(self) -> SurfaceView:
-        """One step's map in 3D (OpenGL only once shown)."""
-        return self.view("surface")  # type: ignore[return-value]
-
-    @property
-    def flow(self) -> PlaygroundFlowView:
-        """Lines from each query to each key."""
-        return self.view("flow")  # type: ignore[return-value]
+    def __getattr__(self, name: str) -> Any:
+        """``tab.multihead``, ``tab.vectors``, ``tab.three_d``, ``tab.flow``: the view, built if not yet (every view
+        of the registry, under its name)."""
+        if name in VIEW_NAMES:
+            return self.view(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def is_built(self, name: str) -> bool:
         return name in self._views
@@ -201,15 +186,16 @@ class PlaygroundTab(QSplitter):
             self._when_built.setdefault(name, []).append(callback)
 
     def view(self, name: str) -> QWidget:
-        """The view ``name`` (one of ``LAZY_VIEWS``), built in its placeholder's place if not yet."""
+        """The view ``name`` (one of the registry's), built in its placeholder's place if not yet."""
         if name not in self._views:
-            view = self._make_view(name)
+            entry = next(v for v in VIEWS if v.name == name)
+            view = self._make_view(entry.module)
             self._views[name] = view
             holder = self._holders.pop(name)
             idx, current = self.view_tabs.indexOf(holder), self.view_tabs.currentIndex()
             self.view_tabs.blockSignals(True)
             self.view_tabs.removeTab(idx)
-            self.view_tabs.insertTab(idx, view, dict(LAZY_VIEWS)[name])
+            self.view_tabs.insertTab(idx, view, entry.title)
             self.view_tabs.setCurrentIndex(current)
             self.view_tabs.blockSignals(False)
             holder.deleteLater()
@@ -218,26 +204,14 @@ class PlaygroundTab(QSplitter):
                 callback(view)
         return self._views[name]
 
-    def _make_view(self, name: str) -> QWidget:
-        model, edits = self.model, self.edits
-        if name == "multihead":
-            from app.playground.qt.multihead_view import MultiHeadView
-
-            multihead = MultiHeadView(model)
-            multihead.cellHovered.connect(self._on_hover)
-            multihead.cellClicked.connect(self._on_click)
-            return multihead
-        if name == "vectors":
-            from app.vectors.qt.view import VectorView
-
-            return VectorView(model, edits)
-        if name == "surface":
-            from app.surface.qt.view import SurfaceView
-
-            return SurfaceView(model)
-        from app.flow.qt.view import PlaygroundFlowView
-
-        return PlaygroundFlowView(model)
+    def _make_view(self, module: str) -> QWidget:
+        """``build(model, edits)`` of the view's module; a view whose maps report cells (``cellHovered``,
+        ``cellClicked``, as the Steps view's do) gets hover and pin as the Steps view does."""
+        view: QWidget = importlib.import_module(module).build(self.model, self.edits)
+        for signal, slot in (("cellHovered", self._on_hover), ("cellClicked", self._on_click)):
+            if hasattr(view, signal):
+                getattr(view, signal).connect(slot)
+        return view
 
     def _on_view_changed(self, _index: int) -> None:
         current = self.view_tabs.currentWidget()

@@ -1,4 +1,4 @@
-"""``python -m app.flow``: the Playground's Flow view alone, on cat-sat-mat."""
+"""``python -m app.playground.views.flow``: the Playground's Flow view alone, on cat-sat-mat."""
 
 import sys
 
@@ -6,8 +6,8 @@ from app.widgets.dev_window import show_alone
 
 
 def _build():  # type: ignore[no-untyped-def]
-    from app.flow.qt.view import PlaygroundFlowView
     from app.playground.model.playground import PlaygroundModel
+    from app.playground.views.flow.view import PlaygroundFlowView
 
     return PlaygroundFlowView(PlaygroundModel())
 

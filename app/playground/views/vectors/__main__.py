@@ -1,4 +1,5 @@
-"""``python -m app.vectors``: the Vectors view alone, on cat-sat-mat (drags go through an undo stack)."""
+"""``python -m app.playground.views.vectors``: the Vectors view alone, on cat-sat-mat (drags go through an undo
+stack)."""
 
 import sys
 
@@ -10,7 +11,7 @@ def _build():  # type: ignore[no-untyped-def]
 
     from app.playground.model.playground import PlaygroundModel
     from app.playground.qt.commands import UndoableEdits
-    from app.vectors.qt.view import VectorView
+    from app.playground.views.vectors.view import VectorView
 
     model, stack = PlaygroundModel(), QUndoStack()
     view = VectorView(model, UndoableEdits(model, stack))

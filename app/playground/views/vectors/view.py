@@ -26,8 +26,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QMenu, 
 from app.playground.model.export_context import playground_context
 from app.playground.model.playground import PlaygroundModel
 from app.playground.qt.commands import UndoableEdits
-from app.vectors.model import VectorSpace
-from app.vectors.qt.plot import Arrow, DrawOptions, VectorPlot
+from app.playground.views.vectors.model import VectorSpace
+from app.playground.views.vectors.plot import Arrow, DrawOptions, VectorPlot
 from app.widgets.export_button import attach_export_button, export_with_dialog
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.theme import span
@@ -284,3 +284,8 @@ def write_vectors(path: str | Path, space: VectorSpace, options: DrawOptions, mo
     finally:
         delete_now(fig)
     return plain
+
+
+def build(model: PlaygroundModel, edits: UndoableEdits) -> QWidget:
+    """The view for the Playground's tab (``app/playground/views/registry.py``)."""
+    return VectorView(model, edits)

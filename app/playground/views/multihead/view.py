@@ -8,7 +8,7 @@ on the model's ``result`` event while shown (a hidden view catches up when shown
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Signal
@@ -19,6 +19,9 @@ from app.playground.model.export_context import playground_context
 from app.playground.model.playground import PlaygroundModel
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
+
+if TYPE_CHECKING:
+    from app.playground.qt.commands import UndoableEdits
 
 
 class MultiHeadView(RedrawWhenShown, QWidget):
@@ -168,3 +171,8 @@ class MultiHeadView(RedrawWhenShown, QWidget):
 
     def heatmaps(self) -> list[HeatmapWidget]:
         return [*self.split_maps.values(), *self.head_maps, self.concat, self.w_o, self.output]
+
+
+def build(model: PlaygroundModel, edits: UndoableEdits) -> QWidget:
+    """The view for the Playground's tab (``app/playground/views/registry.py``)."""
+    return MultiHeadView(model)

@@ -3,7 +3,7 @@
 Each cell is a flat tile at the height of its number (tiles joined by slopes), so a 1 × N map — one query — still
 has a surface, and a tile's height *is* the cell's value (``GLSurfacePlotItem``'s z; the height is stretched for
 the eye by the item's transform, never by changing the numbers). Colours are the Steps view's maps (weights 0…1,
-signed steps symmetric around 0). The heights come from ``app.surface.model.surface_of``.
+signed steps symmetric around 0). The heights come from ``app.playground.views.three_d.model.surface_of``.
 
 OpenGL may be missing (no PyOpenGL, a remote session, Qt's offscreen platform): pyqtgraph.opengl is imported only
 when the tab is first shown, a context is tried first, and any failure leaves a message in the tab instead of the
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -25,12 +25,15 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMenu, QVBoxLayout
 from app.playground.model.concealment import Concealment
 from app.playground.model.export_context import playground_context
 from app.playground.model.playground import PlaygroundModel
-from app.surface.model import STEP_LABELS, Surface, surface_of
+from app.playground.views.three_d.model import STEP_LABELS, Surface, surface_of
 from app.widgets.export_button import attach_export_button, export_with_dialog
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.style import colormap, levels_for
 from app.widgets.theme import colors_for
 from attention_core import STEP_NAMES, STEP_TITLES
+
+if TYPE_CHECKING:
+    from app.playground.qt.commands import UndoableEdits
 
 TILE = 0.42  # half a tile's width: tiles at i ± 0.42, slopes between them
 MASKED_RGBA = (0.55, 0.55, 0.55, 1.0)
@@ -52,7 +55,7 @@ def opengl_problem() -> str:
     return ""
 
 
-class SurfaceView(RedrawWhenShown, QWidget):
+class ThreeDView(RedrawWhenShown, QWidget):
     def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
@@ -323,3 +326,8 @@ def _with_title(shot: QImage, title: str) -> QImage:
     finally:
         painter.end()
     return img
+
+
+def build(model: PlaygroundModel, edits: UndoableEdits) -> QWidget:
+    """The view for the Playground's tab (``app/playground/views/registry.py``)."""
+    return ThreeDView(model)

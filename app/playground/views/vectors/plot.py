@@ -1,6 +1,6 @@
 """The Vector view's picture: queries and keys as arrows from the origin in a pyqtgraph plot, drawn from a
-``VectorSpace`` (app/vectors/model.py) and nothing else. The window's view (``app.vectors.qt.view.VectorView``) and
-its export both draw through ``VectorPlot.draw``; the interaction lives in the view.
+``VectorSpace`` (model.py beside it) and nothing else. The window's view (``view.VectorView``) and its export
+both draw through ``VectorPlot.draw``; the interaction lives in the view.
 
 Arrow heads are ``pg.ArrowItem`` in pixel mode (the same size at any zoom); the aspect ratio is locked, so an
 angle on screen is the angle in the plane.
@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 
-from app.vectors.model import VectorSpace
+from app.playground.views.vectors.model import VectorSpace
 from app.widgets.theme import ThemeColors, colors_for, style_plot, style_view
 
 

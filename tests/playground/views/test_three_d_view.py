@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.playground.model.playground import PlaygroundModel
-from app.surface.model import surface_of
+from app.playground.views.three_d.model import surface_of
 from attention_core import STEP_NAMES, attention_steps, causal_mask
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,8 +42,8 @@ def test_heights_are_the_steps_numbers_and_masked_cells_sit_at_the_floor():
 def test_without_opengl_the_tab_says_so_and_the_app_works(window, qtbot, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pyqtgraph.opengl", None)  # the import fails like a missing PyOpenGL
     tab = window.tab
-    tab.view_tabs.setCurrentWidget(tab.surface)
-    view = tab.surface
+    tab.view_tabs.setCurrentWidget(tab.three_d)
+    view = tab.three_d
     qtbot.waitUntil(lambda: view.message.isVisible(), timeout=3000)
     text = view.message.text()
     assert "needs OpenGL" in text and "could not be imported" in text and "Every other tab works" in text
@@ -69,7 +69,7 @@ GL_SCRIPT = textwrap.dedent("""
     app = make_application()
     from app import create_main_window
     from app.shell.main_window import MainWindow
-    from app.surface.qt.view import opengl_problem
+    from app.playground.views.three_d.view import opengl_problem
     MainWindow.detect_devices = False
     problem = opengl_problem()
     if problem:
@@ -79,9 +79,9 @@ GL_SCRIPT = textwrap.dedent("""
     w.resize(1100, 700); w.show()
     w.playground.load_preset("it-animal-street")
     t = w.tab
-    t.view_tabs.setCurrentWidget(t.surface)
+    t.view_tabs.setCurrentWidget(t.three_d)
     for _ in range(5): app.processEvents()
-    v = t.surface
+    v = t.three_d
     assert v.gl is not None and v.gl.isValid(), v.problem
     for step in ("scores", "weights", "output"):
         v.set_step(step)

@@ -1,5 +1,5 @@
 """The Flow view's canvas: query tokens in a column on the left, key tokens on the right, one line per (query, key)
-pair and head, its width and opacity the weight (``app.flow.model.flow_line_style``), one colour per head; the
+pair and head, its width and opacity the weight (``app.common.flow.flow_line_style``), one colour per head; the
 heads' colours named along the top. Drawn with QPainter, so an SVG export is vector. Hovering a token isolates its
 lines (the others fade). Every line drawn is recorded in ``FlowCanvas.drawn`` (tests read them back).
 """
@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app.flow.model import FlowData, flow_line_style
+from app.common.flow import FlowData, flow_line_style
 from app.widgets.theme import ThemeColors, colors_for
 
 HEAD_COLOURS = {False: ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#7F7F7F", "#8C564B"),

@@ -1,1 +1,0 @@
-"""The Flow view's Qt widgets."""

@@ -1,1 +1,0 @@
-"""The 3D tab's Qt widgets."""

@@ -1,1 +1,0 @@
-"""Vectors: queries and keys as arrows. model is Qt-free, qt/ draws it."""

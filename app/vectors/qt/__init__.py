@@ -1,1 +1,0 @@
-"""The Vectors tab's Qt views."""
