@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 
 from ._validate import to_bool_mask, to_numpy
-from .heads import MultiHeadSteps, check_heads, multi_head_steps, parameter_count, split_heads  # noqa: F401
+from .multihead_steps import MultiHeadSteps, check_heads, multi_head_steps, split_heads
 from .steps import default_scale
 
 

@@ -7,13 +7,19 @@ with them, so a task whose answer depends on *where* a token sits (reversal) can
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    import torch
+
+POSITIONAL_KINDS: tuple[str, ...] = ("learned", "sinusoidal", "rotary", "none")
 ROTARY_BASE = 10000.0
 
 
 def sinusoidal_table(length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     """(length, d_model) float32: PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(pos / base^(2i/d))."""
+    import torch
+
     pos = torch.arange(length, dtype=torch.float64)[:, None]
     i = torch.arange(0, d_model, 2, dtype=torch.float64)
     angle = pos / base ** (i / d_model)
@@ -26,6 +32,8 @@ def sinusoidal_table(length: int, d_model: int, base: float = 10000.0) -> torch.
 def rotary_angles(length: int, d_k: int, base: float = ROTARY_BASE, device: torch.device | str = "cpu"
                   ) -> torch.Tensor:
     """(length, d_k / 2): the angle pos * base^(-2i/d_k) by which pair i = (2i, 2i+1) turns at position pos."""
+    import torch
+
     if d_k % 2:
         raise ValueError(f"rotary positions need an even head width d_k, got {d_k}")
     inv = base ** (-torch.arange(0, d_k, 2, dtype=torch.float32, device=device) / d_k)
@@ -35,6 +43,8 @@ def rotary_angles(length: int, d_k: int, base: float = ROTARY_BASE, device: torc
 def apply_rotary(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
     """Rotate each pair (x[2i], x[2i+1]) of ``x`` (..., L, d_k) by ``angles`` (L, d_k/2). Then
     (R_m q)·(R_n k) depends only on q, k and the offset n - m: attention sees relative positions."""
+    import torch
+
     cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]
     out = torch.empty_like(x)
@@ -44,8 +54,6 @@ def apply_rotary(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 
 
 def check_positional(kind: str, d_model: int, num_heads: int) -> None:
-    from .task_shapes import POSITIONAL_KINDS
-
     if kind not in POSITIONAL_KINDS:
         raise ValueError(f"positional must be one of {', '.join(POSITIONAL_KINDS)}, got {kind!r}")
     if kind == "rotary" and (d_model // max(num_heads, 1)) % 2:

@@ -78,6 +78,11 @@ class AttentionSteps:
     def d_k(self) -> int:
         return int(self.q.shape[-1])
 
+    def _repr_html_(self) -> str:  # Jupyter draws the five maps (attention_core.notebook; draw() names tokens)
+        from .notebook import html_block, steps_svg
+
+        return html_block(steps_svg(self))
+
 
 def _check_shapes(q: _Shaped, k: _Shaped, v: _Shaped) -> tuple[int, ...]:
     for name, arr in (("q", q), ("k", k), ("v", v)):

@@ -229,14 +229,11 @@ def open_window(folder: Path) -> Any:
 
     from app import create_main_window
     from app.shell.gui import make_application
-    from app.shell.main_window import MainWindow
-    from app.training.qt.panel import TrainingPanel
 
     make_application()
-    MainWindow.detect_devices = False  # no background torch import sharing the cores with the measurement
-    TrainingPanel.warm_up_torch = False
-    w = create_main_window(settings=QSettings(str(folder / "s.ini"), QSettings.Format.IniFormat))
-    w.confirm_on_close = False
+    # no background torch import sharing the cores with the measurement: no device detection, no warm-up
+    w = create_main_window(settings=QSettings(str(folder / "s.ini"), QSettings.Format.IniFormat),
+                           detect_devices=False, warm_up_torch=False, confirm_on_close=False)
     w.resize(1280, 800)
     w.show()
     return w
@@ -264,7 +261,7 @@ def main() -> int:
     ap.add_argument("--default-run", action="store_true",
                     help="train the Training tab's default model each run (default: a 30-step run)")
     a = ap.parse_args()
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     config = None if a.default_run else TrainConfig(**SMALL_RUN)
     with tempfile.TemporaryDirectory() as tmp:

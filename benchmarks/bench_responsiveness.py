@@ -102,7 +102,7 @@ class SlowCalls:
     """``scaling._callable`` patched: each measured call sleeps ``CALL_S`` and sets ``started``."""
 
     def __init__(self) -> None:
-        from attention_core import scaling
+        from attention_core.scaling import measure as scaling
 
         self.scaling, self.real, self.started = scaling, scaling._callable, threading.Event()
 
@@ -125,7 +125,8 @@ def one_call() -> float:
 
 
 def scaling_cancel(runs: int) -> tuple[list[float], list[float]]:
-    from attention_core.scaling import ScalingConfig, iter_scaling
+    from attention_core.scaling.measure import iter_scaling
+    from attention_core.scaling.results import ScalingConfig
 
     cfg = ScalingConfig(max_n=64, min_n=64, repeat=100, matmul_limit=False, impls=("naive-torch",))
     latencies, baseline = [], []
@@ -147,7 +148,7 @@ def scaling_cancel(runs: int) -> tuple[list[float], list[float]]:
 
 def lab_cancel(runs: int) -> tuple[list[float], list[float]]:
     from app.lab.model import ScalingLab
-    from attention_core.scaling import ScalingConfig
+    from attention_core.scaling.results import ScalingConfig
 
     latencies, baseline = [], []
     with SlowCalls() as slow:

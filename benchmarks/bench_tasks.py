@@ -1,4 +1,4 @@
-"""Time to >= 99 % greedy exact-sequence accuracy for each task's default recipe (``attention_core.experiments.
+"""Time to >= 99 % greedy exact-sequence accuracy for each task's default recipe (``attention_core.tiny.experiments.
 TASK_RECIPES``), over seeds, as a table; plus each trained model's best head task score (the head its ideal pattern
 describes) and, for induction, layer 2's.
 
@@ -15,9 +15,9 @@ import argparse
 import statistics
 import time
 
-from attention_core.experiments import TASK_RECIPES, task_recipe
-from attention_core.task_shapes import TASK_NAMES
-from attention_core.training import ReversalTrainer
+from attention_core.tiny.experiments import TASK_RECIPES, task_recipe
+from attention_core.tiny.tasks import TASK_NAMES
+from attention_core.tiny.training import ReversalTrainer
 
 
 def main() -> None:

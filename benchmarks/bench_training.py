@@ -4,7 +4,7 @@ Everything runs in this one process, so the figures compare on the same (possibl
 
 1. **Headless ``train``** at the defaults (``--epochs 1``, and 5 as in issue 15): wall seconds / training compute
    ("train s": the optimiser steps only), with today's evaluation (one teacher-forced pass, dense early and sparse
-   later, ``attention_core.evaluation``) and with the old one ("legacy": every test and train-subset sequence
+   later, ``attention_core.tiny.evaluation``) and with the old one ("legacy": every test and train-subset sequence
    decoded token by token, every ``eval_every`` steps), per seed. Target: wall <= 1.5 x compute.
 2. **Start -> >= 99 %** greedy exact-sequence test accuracy, as the GUI's Start does it (the trainer, its data and
    the step-0 evaluation are built after Start; the clock stops at the first evaluation >= 99 %), for the defaults

@@ -43,7 +43,8 @@ def get_panel(app: object, panel_only: bool) -> tuple[object, object, str]:
     if not panel_only and importlib.util.find_spec("app.shell.main_window") is not None:
         from app import create_main_window
 
-        window = create_main_window()
+        # no preview model: every seed's timing then includes building its model and data after Start
+        window = create_main_window(preview_untrained=False)
         window.resize(1280, 800)
         window.show()
         deadline = time.perf_counter() + 30
@@ -64,7 +65,7 @@ def get_panel(app: object, panel_only: bool) -> tuple[object, object, str]:
     from app.training.qt.panel import TrainingPanel
     from app.widgets.workers import QtRunner
 
-    panel = TrainingPanel(TrainingSession(runner=QtRunner()))
+    panel = TrainingPanel(TrainingSession(runner=QtRunner()), preview_untrained=False)
     panel.resize(1280, 760)
     panel.show()
     return panel, panel, "training panel alone"
@@ -74,7 +75,7 @@ def run_seed(app: object, panel: object, seed: int, config: object = None,
              stop_at_goal: bool = False) -> dict[str, float]:
     from PySide6.QtCore import QEventLoop, QTimer
 
-    from attention_core.training import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     session = panel.session
     session.shutdown()
@@ -136,16 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from app.shell.gui import make_application
-    from app.training.qt.panel import TrainingPanel
-
-    # No preview model: every seed's timing then includes building its model and data after Start.
-    TrainingPanel.preview_untrained = False
 
     app = make_application()
     t = time.perf_counter()
+    import attention_core.tiny.training  # noqa: F401
     import torch  # noqa: F401  (imported before timing: the app warms it up in the background at start-up)
-
-    import attention_core.training  # noqa: F401
 
     import_s = time.perf_counter() - t
     top, panel, what = get_panel(app, args.panel_only)
@@ -154,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         app.processEvents()
         time.sleep(0.01)
     print(f"# {what}, offscreen, {os.cpu_count()} CPUs, torch import {import_s:.1f} s (before timing); "
-          f"defaults: {attention_core.training.TrainConfig()}")
+          f"defaults: {attention_core.tiny.config.TrainConfig()}")
     print(f"{'seed':>4} {'to 99 %':>9} {'at step':>7} {'run':>7} {'steps':>5} {'final':>6} "
           f"{'stall p95':>9} {'median':>7} {'max':>7}")
     rows = []
@@ -171,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# worst: {max(goals):.2f} s to 99 % (target < 2 s: {'met' if ok_goal else 'NOT met'}), "
           f"p95 stall {max(p95s):.1f} ms (target < 50 ms: {'met' if ok_stall else 'NOT met'})")
     if args.lesson:
-        from attention_core.training import TrainConfig
+        from attention_core.tiny.config import TrainConfig
 
         print("# the lesson's recipe in the same window (stopped at 99 %)")
         ratios = []

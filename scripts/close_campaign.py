@@ -57,7 +57,7 @@ def _leftover_threads() -> list[str]:
 def _make_model_file(folder: Path) -> Path:
     """A small trained model saved by the app's own session, to load in the "load-model" scenario."""
     from app.training.model.session import TrainingSession
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     s = TrainingSession(TrainConfig(steps=4, train_size=64, test_size=16, train_eval_size=8, batch_size=16))
     s.set_speed(None)
@@ -75,14 +75,11 @@ def run_one(scenario: str, rng: random.Random, folder: Path, model_file: Path) -
     from PySide6.QtCore import QSettings
 
     from app import create_main_window
-    from app.shell.main_window import MainWindow
-    from app.training.qt.panel import TrainingPanel
     from app.widgets.qt_compat import delete_now
 
-    TrainingPanel.warm_up_torch = scenario == "warm-up"
-    MainWindow.detect_devices = scenario == "devices"
-    w = create_main_window(settings=QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
-    w.confirm_on_close = False
+    w = create_main_window(settings=QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat),
+                           warm_up_torch=scenario == "warm-up", detect_devices=scenario == "devices",
+                           confirm_on_close=False)
     w.show()
     _pump(0.02)
     try:
@@ -111,7 +108,7 @@ def _work_then_close(w: Any, scenario: str, rng: random.Random, folder: Path, mo
         w.training_panel  # noqa: B018 (its warm-up starts now)
         delay = rng.uniform(0.0, 0.3)
     elif scenario == "devices":
-        w._start_device_detection()
+        w.start_device_detection()
     elif scenario == "export":
         w.export_all(folder / f"export-{rng.randint(0, 9)}")
     _pump(delay)
@@ -153,12 +150,10 @@ def _fresh_child(seed: int, n: int, folder: Path, problems: list[str], hang_limi
     from PySide6.QtCore import QSettings
 
     from app import create_main_window
-    from app.training.qt.panel import TrainingPanel
 
-    TrainingPanel.warm_up_torch = True
     rng = random.Random(f"{seed}:fresh:{n}")
-    w = create_main_window(settings=QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
-    w.confirm_on_close = False
+    w = create_main_window(settings=QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat),
+                           warm_up_torch=True, confirm_on_close=False)
     w.show()
     _pump(0.02)
     w.training_panel  # noqa: B018 (the warm-up starts)

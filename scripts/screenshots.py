@@ -67,7 +67,7 @@ def training(window, app, out: Path) -> list[Path]:  # type: ignore[no-untyped-d
     """Train at a watchable speed, scrub, try, ablate, save and load: each picture after the change it shows."""
     import tempfile
 
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     written: list[Path] = []
     panel, s = window.training_panel, window.training
@@ -156,7 +156,7 @@ def layouts(window, app, out: Path, sizes: tuple[str, ...] = LAYOUT_SIZES) -> li
     """Both tabs at each size, light and dark, in their most crowded states: the Playground in cross mode with
     padding and 5 keys, the Training tab after a run without the causal mask (its note shown) with a Try it
     result. Files: ``layout-<size>-<theme>-<tab>.png``."""
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     written: list[Path] = []
     window.edits.apply("cross", lambda m: m.set_mode("projection", "cross"))
@@ -314,17 +314,14 @@ def main() -> int:
     args = parser.parse_args()
     from PySide6.QtCore import QSettings
 
-    from app.shell.main_window import MainWindow
     from app.widgets.application import make_application
 
     app = make_application()
-    MainWindow.detect_devices = False
     args.out.mkdir(parents=True, exist_ok=True)
     settings = QSettings(str(args.out / ".screenshots.ini"), QSettings.Format.IniFormat)
     from app import create_main_window
 
-    window = create_main_window(settings=settings)
-    window.confirm_on_close = False
+    window = create_main_window(settings=settings, detect_devices=False, confirm_on_close=False)
     w, h = (int(v) for v in args.size.split("x"))
     window.resize(w, h)
     window.show()

@@ -181,7 +181,7 @@ headless ``train`` without ``--gif``: the compiler stack, the exporters, imaging
 
 def test_train_steps_5_imports_no_dynamo_nor_any_other_heavy_module(tmp_path):
     """``train --steps 5`` starts fast because it imports only what it needs: the optimiser no longer imports
-    torch._dynamo (attention_core/optim.py), and nothing else heavy (``HEAVY``) comes in on the way. How long its
+    torch._dynamo (attention_core/tiny/optim.py), and nothing else heavy (``HEAVY``) comes in on the way. How long its
     start-up takes over ``import torch`` on this machine is a figure: benchmarks/bench_responsiveness.py."""
     code = ("import json, sys\nfrom app.cli import main\n"
             f"rc = main(['train', '--steps', '5', '--out', {str(tmp_path / 'd')!r}])\n"

@@ -125,8 +125,9 @@ def test_train_history_csv_names_task_step_and_accuracy(tmp_path):
 
 
 def test_summary_and_bench_csvs_open_with_what_they_are(tmp_path):
-    from attention_core.experiments import write_summary_csv
-    from attention_core.scaling import ScalingConfig, ScalingRun, iter_scaling
+    from attention_core.scaling.measure import iter_scaling
+    from attention_core.scaling.results import ScalingConfig, ScalingRun
+    from attention_core.tiny.experiments import write_summary_csv
 
     write_summary_csv(tmp_path / "s.csv", [{"run": "a", "steps": 5, "sequence_accuracy": 0.5}])
     assert (tmp_path / "s.csv").read_text().startswith("# Attention Playground: experiment summary")

@@ -88,7 +88,7 @@ def test_the_real_model_lesson_leaves_no_model_in_the_temporary_folder(tmp_path)
     tmp = tmp_path / "tmp"
     code = textwrap.dedent("""
         import sys
-        import attention_core.experiments as experiments
+        import attention_core.tiny.experiments as experiments
         experiments.TASK_RECIPES["induction"] = {**experiments.TASK_RECIPES["induction"], "steps": 30}
         sys.argv = ["attention-playground", "lessons", "--run", "real-model"]
         from app.__main__ import main

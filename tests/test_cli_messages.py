@@ -151,7 +151,7 @@ def test_a_runs_file_is_answered_in_its_own_words_and_the_flags_in_theirs(tmp_pa
 def test_the_window_form_keeps_its_own_words():
     """The Training tab's form (``flags=False``) shows the library's reason next to its fields, unchanged."""
     from app.common.validation import Refused, check_train
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     with pytest.raises(Refused, match=r"^d_model \(30\) must be divisible by num_heads \(4\)"):
         check_train(TrainConfig(d_model=30, num_heads=4), flags=False, budget_mib=1e9)
@@ -159,7 +159,7 @@ def test_the_window_form_keeps_its_own_words():
 
 def test_the_checkpoint_format_read_without_torch_is_the_librarys():
     from app.training.cli import CHECKPOINT_FORMAT
-    from attention_core.checkpoint import FORMAT
+    from attention_core.tiny.checkpoint import FORMAT
 
     assert CHECKPOINT_FORMAT == FORMAT
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from attention_core.scaling_results import ScalingConfig
-    from attention_core.train_config import TrainConfig
+    from attention_core.scaling.results import ScalingConfig
+    from attention_core.tiny.config import TrainConfig
 
 MAX_SEED = 2**31 - 1
 """Seeds are 0 … 2³¹ − 1 everywhere (the form's spin box, numpy's and torch's generators)."""
@@ -196,7 +196,7 @@ def memory_budget_mib() -> float:
             return float(given)
         except ValueError:
             pass
-    from attention_core.scaling_memory import available_mib
+    from attention_core.scaling.memory import available_mib
 
     return available_mib() / 2.0
 
@@ -300,7 +300,7 @@ def check_train(config: TrainConfig, flags: bool = True, budget_mib: float | Non
     need = train_memory_mib(config)
     if need <= budget:
         return config
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     default = TrainConfig()
     fields = [f for f in SIZE_FIELDS if getattr(config, f) is not None and not (f == "epochs" and config.steps)]
@@ -327,7 +327,7 @@ def check_bench(config: ScalingConfig, flags: bool = True, dtypes: bool = True) 
     values = {f: getattr(config, f) for f in BENCH_LIMITS}
     values["threads"] = config.threads or 0
     check_options(values, BENCH_LIMITS, flags)
-    from attention_core.scaling_results import DTYPES, IMPLEMENTATIONS
+    from attention_core.scaling.results import DTYPES, IMPLEMENTATIONS
 
     for impl in config.impls:
         if impl not in IMPLEMENTATIONS:
@@ -350,7 +350,7 @@ def check_bench(config: ScalingConfig, flags: bool = True, dtypes: bool = True) 
 
 def _all_refused(devices: Iterable[str], impls: Iterable[str], dtype: str) -> str:
     """The reasons, joined, when every (device, implementation) would be skipped; "" when one can run."""
-    from attention_core.scaling_results import dtype_refusal
+    from attention_core.scaling.results import dtype_refusal
 
     reasons = {dtype_refusal(d, i, dtype) for d in devices for i in impls}
     return "" if "" in reasons else "; ".join(sorted(reasons))

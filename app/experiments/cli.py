@@ -83,8 +83,8 @@ def _folder_name(index: int, name: str) -> str:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from attention_core.experiments import EXPERIMENT_PRESETS, differing_options, load_runs_file, summary_row
-    from attention_core.experiments import write_summary_csv as write_csv
+    from attention_core.tiny.experiments import EXPERIMENT_PRESETS, differing_options, load_runs_file, summary_row
+    from attention_core.tiny.experiments import write_summary_csv as write_csv
 
     try:
         flagged = _check_flags(args)

@@ -17,7 +17,7 @@ from app.common.validation import Refused
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from attention_core.scaling import IMPLEMENTATIONS
+    from attention_core.scaling.results import IMPLEMENTATIONS
 
     b = sub.add_parser("bench", help="measure attention's time and memory against n (the scaling lab) into a CSV")
     b.add_argument("--devices", nargs="+", default=["cpu"], help="cpu, cuda:0 … or 'all' (default cpu)")
@@ -46,7 +46,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from app.common.outputs import check_output_file
     from app.common.progress import Progress
     from app.common.validation import check_bench
-    from attention_core.scaling import ScalingConfig, ScalingRun, iter_scaling
+    from attention_core.scaling.measure import iter_scaling
+    from attention_core.scaling.results import ScalingConfig, ScalingRun
 
     try:
         check_output_file(args.out, "--out", (".csv",))

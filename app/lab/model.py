@@ -1,7 +1,7 @@
 """The Lab tab's model: which devices and implementations to measure, the points measured so far, the run's state,
 progress, status line and readouts. Qt-free and evented (psygnal); the views follow ``events``.
 
-A run is ``attention_core.scaling.iter_scaling`` driven by a ``Runner`` (``app.common.runner``): the
+A run is ``attention_core.scaling.measure.iter_scaling`` driven by a ``Runner`` (``app.common.runner``): the
 window's ``app.widgets.workers.QtRunner`` (a superqt generator worker) or a ``ThreadRunner`` (tests, scripts; call
 ``wait_idle``). Each measured point arrives on the owner's thread; ``cancel()`` is seen between two calls of the
 point in flight, so a run ends well within a second. Constructing the model does not import torch.
@@ -20,7 +20,8 @@ from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle, Runner, ThreadRunner
 from app.common.validation import check_bench
 from app.training.model.tools import format_eta
-from attention_core.scaling import (
+from attention_core.scaling.measure import iter_scaling
+from attention_core.scaling.results import (
     DTYPES,
     IMPLEMENTATIONS,
     MatmulLimit,
@@ -28,7 +29,6 @@ from attention_core.scaling import (
     ScalingConfig,
     ScalingRun,
     dtype_refusal,
-    iter_scaling,
 )
 
 RUN_STATES = ("idle", "running", "cancelling", "finished", "cancelled", "error")
@@ -54,7 +54,6 @@ class LabEvents(ModelEvents):
 class ScalingLab(Evented):
     """State and commands of the Lab (see the module docstring)."""
 
-    Events = LabEvents
     events: LabEvents
 
     def __init__(self, runner: Runner | None = None, devices: Sequence[str] = ("cpu",),

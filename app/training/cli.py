@@ -4,7 +4,7 @@ causality probe).
 ``train``: a task's recipe (or the flags) trained with a progress bar on stderr; the run's folder (model, config,
 history) and optionally a GIF/MP4 film of the head grid; one JSON summary line on stdout.
 
-``probe``: the causality probe (``attention_core.probe``).
+``probe``: the causality probe (``attention_core.tiny.probe``).
 - ``probe --checkpoint FILE|DIR [--position T] [--trials N]``: a trained model (its ``.safetensors``, or the run's
   folder ``train --out`` wrote), on its probe sequence, with the mask it was trained with; the tokens after T are
   replaced by random tokens N times.
@@ -36,16 +36,18 @@ from app.common.validation import (
     check_preset_name,
     check_train,
 )
-from attention_core.task_shapes import POSITIONAL_KINDS, TASK_NAMES  # torch-free
+from attention_core.positions import POSITIONAL_KINDS
+from attention_core.tiny.tasks import TASK_NAMES  # torch-free
 
 if TYPE_CHECKING:
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer, TrainingReport
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.report import TrainingReport
+    from attention_core.tiny.training import ReversalTrainer
 
 TRAIN = "attention-playground train"
 PROBE = "attention-playground probe"
 CHECKPOINT_FORMAT = "attention-playground/tiny-transformer"
-"""``attention_core.checkpoint.FORMAT``, which imports torch: ``probe`` tells a foreign file without it."""
+"""``attention_core.tiny.checkpoint.FORMAT``, which imports torch: ``probe`` tells a foreign file without it."""
 
 
 def _fail(prog: str, message: str) -> int:
@@ -121,7 +123,7 @@ def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def train_run(config: TrainConfig, out: Path, desc: str = "train") -> tuple[ReversalTrainer, dict[str, Any]]:
     """Train ``config`` with a progress bar on stderr and write the run's folder (``write_run_folder``); returns
     the trainer and its summary (the JSON ``train`` prints)."""
-    from attention_core.training import ReversalTrainer
+    from attention_core.tiny.training import ReversalTrainer
 
     trainer = ReversalTrainer(config)
     bar = Progress(config.total_steps, desc)
@@ -142,9 +144,9 @@ def train_run(config: TrainConfig, out: Path, desc: str = "train") -> tuple[Reve
 def write_run_folder(out: Path, trainer: ReversalTrainer) -> None:
     """One trained run as ``train`` writes it: ``model.safetensors`` (weights + configs in its metadata),
     ``config.json`` and ``history.csv``."""
-    from attention_core.checkpoint import save_checkpoint
     from attention_core.fileio import atomic_write
-    from attention_core.training import write_history_csv
+    from attention_core.tiny.checkpoint import save_checkpoint
+    from attention_core.tiny.report import write_history_csv
 
     config = trainer.config
     save_checkpoint(out / "model.safetensors", trainer.model, extra={"train_config": config.to_dict()})
@@ -173,7 +175,7 @@ def history_comments(reports: Any, config: TrainConfig) -> list[str]:
 def cmd_train(args: argparse.Namespace) -> int:
     """Check every option and output (exit 2 with the reason, before any work), train, write the run's folder,
     then the films; print the JSON summary."""
-    from attention_core.experiments import task_recipe
+    from attention_core.tiny.experiments import task_recipe
 
     try:
         config = check_train(task_recipe(args.task, **train_overrides(args)))
@@ -254,7 +256,7 @@ def _check_position(position: int, length: int, what: str) -> None:
 
 def _probe_preset(args: argparse.Namespace) -> Any:
     from attention_core.presets import get_preset
-    from attention_core.probe import probe_attention_causality
+    from attention_core.tiny.probe import probe_attention_causality
 
     if args.position is None:
         raise Refused("--preset needs --position T")
@@ -307,8 +309,8 @@ def _probe_checkpoint(args: argparse.Namespace) -> Any:
         if seq_len:
             _check_position(args.position, 2 * seq_len, f"the model reads {2 * seq_len} positions, 0 to "
                                                         f"{2 * seq_len - 1}")
-    from attention_core.checkpoint import CheckpointError
-    from attention_core.probe import probe_checkpoint
+    from attention_core.tiny.checkpoint import CheckpointError
+    from attention_core.tiny.probe import probe_checkpoint
 
     try:
         return probe_checkpoint(path, args.position, trials=args.trials, seed=args.seed)

@@ -32,10 +32,10 @@ import numpy as np
 from app.common.titles import ExportContext, full_title, title_html
 from app.training.model.history import Snapshot, TrainingHistory
 from app.widgets.rendering import light_figure
-from attention_core.vocab import token_labels
+from attention_core.tiny.vocab import token_labels
 
 if TYPE_CHECKING:
-    from attention_core.training import TrainingReport
+    from attention_core.tiny.report import TrainingReport
 
 ANIMATION_FORMATS = (".gif", ".mp4")
 TASK = "reversal"

@@ -25,7 +25,7 @@ def own_checkpoint(path: Path) -> bool:
     """Is this a safetensors file written by ``checkpoint.save_checkpoint`` (its metadata says so)?"""
     from safetensors import safe_open
 
-    from ..checkpoint import FORMAT
+    from ..tiny.checkpoint import FORMAT
 
     if not path.is_file():
         return False
@@ -38,8 +38,8 @@ def own_checkpoint(path: Path) -> bool:
 
 def load_own(path: Path, dtype: torch.dtype, device: str) -> tuple[ArchSpec, ModelWeights, OwnVocab, str]:
     """(spec, weights, vocabulary, name) of an app checkpoint; ``CheckpointError`` becomes ``PretrainedError``."""
-    from ..checkpoint import CheckpointError, load_checkpoint
     from ..steps import default_scale
+    from ..tiny.checkpoint import CheckpointError, load_checkpoint
 
     try:
         model, meta = load_checkpoint(path)

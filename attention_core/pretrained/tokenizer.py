@@ -6,7 +6,7 @@ Qwen2) spells a leading space ``Ġ`` and sentencepiece (Llama, Mistral) ``▁``;
 BOX), a newline as ``↵`` and a tab as ``⇥``, so "the" and " the" stay distinguishable; a byte that is only part of a
 UTF-8 character shows as ``\\xNN``, and so does any other control or invisible character (``visible``). This app's
 own models have no text vocabulary: their ids are written as numbers, with 0 and 1 as PAD and SEP
-(``attention_core.vocab``), and text is those names separated by spaces or commas.
+(``attention_core.tiny.vocab``), and text is those names separated by spaces or commas.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class OwnVocab:
         self.special_ids = {0, 1}
 
     def encode(self, text: str) -> list[int]:
-        from ..vocab import PAD, SEP
+        from ..tiny.vocab import PAD, SEP
 
         names = {"PAD": PAD, "SEP": SEP}
         out = []
@@ -147,6 +147,6 @@ class OwnVocab:
         return " ".join(self.display(ids))
 
     def display(self, ids: Sequence[int]) -> list[str]:
-        from ..vocab import token_labels
+        from ..tiny.vocab import token_labels
 
         return token_labels([int(i) for i in ids])

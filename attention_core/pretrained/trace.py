@@ -84,6 +84,11 @@ class Trace:
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
+    def _repr_html_(self) -> str:  # Jupyter draws the layer × head grid (attention_core.notebook)
+        from ..notebook import html_block, trace_svg
+
+        return html_block(trace_svg(self))
+
     @property
     def probabilities(self) -> np.ndarray:
         """(T, vocab) float64 softmax of the logits: row t is the model's distribution for the token after t."""

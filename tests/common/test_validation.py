@@ -18,8 +18,8 @@ from app.common.validation import (
     check_train,
     train_memory_mib,
 )
-from attention_core.scaling_results import ScalingConfig
-from attention_core.train_config import TrainConfig
+from attention_core.scaling.results import ScalingConfig
+from attention_core.tiny.config import TrainConfig
 
 
 def test_a_limit_names_the_option_and_the_range():
@@ -83,7 +83,7 @@ def test_a_run_too_big_for_this_machine_names_the_option_and_what_fits():
 
 def test_the_budget_is_half_the_free_memory_or_the_environments(monkeypatch):
     from app.common import validation
-    from attention_core.scaling_memory import available_mib
+    from attention_core.scaling.memory import available_mib
 
     monkeypatch.delenv("MEMORY_BUDGET_MIB", raising=False)
     assert validation.memory_budget_mib() == pytest.approx(available_mib() / 2, rel=0.2)

@@ -1,4 +1,4 @@
-"""The cheap evaluation (attention_core.evaluation) gives exactly what token-by-token greedy decoding gives.
+"""The cheap evaluation (attention_core.tiny.evaluation) gives exactly what token-by-token greedy decoding gives.
 
 References are computed independently here: ``greedy_reverse`` (the one-token-at-a-time decoder), a decoding loop
 written in the test, ``ReversalTrainer.evaluate_reference`` (the old evaluation, kept as the slow literal path) and a
@@ -14,10 +14,10 @@ import pytest
 import torch
 
 from attention_core import ReversalTrainer, TinyTransformer, TrainConfig, greedy_reverse
-from attention_core.analysis import head_reversal_scores
-from attention_core.evaluation import evaluate_reversal, evaluation_due, greedy_sequence_correct
 from attention_core.masks import causal_mask
-from attention_core.tasks import SEP
+from attention_core.tiny.analysis import head_reversal_scores
+from attention_core.tiny.evaluation import evaluate_reversal, evaluation_due, greedy_sequence_correct
+from attention_core.tiny.vocab import SEP
 
 SMALL = dict(train_size=256, test_size=96, train_eval_size=32, batch_size=32)
 

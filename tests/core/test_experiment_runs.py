@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from attention_core.experiments import (
+from attention_core.tiny.experiments import (
     EXPERIMENT_PRESETS,
     SUMMARY_COLUMNS,
     Experiment,

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from app.training.model.session import TrainingSession
-from attention_core.checkpoint import CheckpointError, history_path, load_checkpoint, load_history
-from attention_core.train_config import TrainConfig
+from attention_core.tiny.checkpoint import CheckpointError, history_path, load_checkpoint, load_history
+from attention_core.tiny.config import TrainConfig
 
 CFG = TrainConfig(steps=4, train_size=64, test_size=16, train_eval_size=8, batch_size=16, eval_every=2,
                   d_model=16, num_heads=2, num_layers=1, seed=3)

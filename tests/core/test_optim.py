@@ -1,4 +1,4 @@
-"""attention_core.optim: Adam built and stepped without importing torch._dynamo, the same numbers bit for bit."""
+"""attention_core.tiny.optim: Adam built and stepped without importing torch._dynamo, the same numbers bit for bit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from attention_core import optim
+from attention_core.tiny import optim
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,7 +46,8 @@ def test_a_hook_falls_back_to_torchs_own_step():
 
 
 def test_training_imports_no_dynamo():
-    code = ("import sys\nfrom attention_core.training import ReversalTrainer, TrainConfig\n"
+    code = ("import sys\nfrom attention_core.tiny.config import TrainConfig\n"
+            "from attention_core.tiny.training import ReversalTrainer\n"
             "t = ReversalTrainer(TrainConfig(steps=3, train_size=64, test_size=16, train_eval_size=8))\n"
             "t.run(lambda r: None)\n"
             "print(sorted(m for m in ('torch._dynamo', 'sympy', 'torch._inductor') if m in sys.modules))\n")

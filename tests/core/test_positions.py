@@ -12,10 +12,10 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from attention_core.checkpoint import FORMAT, load_checkpoint, save_checkpoint
-from attention_core.model import ModelConfig, TinyTransformer
 from attention_core.multihead import MultiHeadAttention
 from attention_core.positions import apply_rotary, rotary_angles, sinusoidal_table
+from attention_core.tiny.checkpoint import FORMAT, load_checkpoint, save_checkpoint
+from attention_core.tiny.model import ModelConfig, TinyTransformer
 
 
 def rotate_by_hand(x: np.ndarray, pos: int, base: float = 10000.0) -> np.ndarray:

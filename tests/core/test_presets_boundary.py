@@ -133,7 +133,9 @@ def test_available_devices_starts_with_cpu():
 
 
 def test_train_config_is_the_same_class_everywhere():
-    from attention_core import TrainConfig, train_config, training
+    from attention_core import TrainConfig
+    from attention_core.tiny import config as train_config
+    from attention_core.tiny import training
 
     assert TrainConfig is training.TrainConfig is train_config.TrainConfig
     assert TrainConfig().model_config().max_seq_len == 13

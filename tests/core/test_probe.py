@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from attention_core import get_preset, probe_attention_causality, probe_checkpoint, probe_model_causality
-from attention_core.checkpoint import CheckpointError, save_model_files
-from attention_core.training import ReversalTrainer, TrainConfig
+from attention_core.tiny.checkpoint import CheckpointError, save_model_files
+from attention_core.tiny.config import TrainConfig
+from attention_core.tiny.training import ReversalTrainer
 
 TINY = dict(seq_len=3, vocab_size=6, d_model=8, num_heads=2, num_layers=1, steps=25, train_size=128,
             test_size=8, train_eval_size=4, eval_every=1000)

@@ -14,8 +14,10 @@ import pytest
 import torch
 from hang_guard import HANG_GUARD_S
 
-from attention_core import scaling, scaling_memory
-from attention_core.scaling import (
+from attention_core.scaling import measure as scaling
+from attention_core.scaling import memory as scaling_memory
+from attention_core.scaling.measure import iter_scaling, run_scaling
+from attention_core.scaling.results import (
     CSV_COLUMNS,
     MatmulLimit,
     PointResult,
@@ -23,8 +25,6 @@ from attention_core.scaling import (
     ScalingRun,
     estimate_mib,
     fit_slope,
-    iter_scaling,
-    run_scaling,
     weights_readout,
 )
 

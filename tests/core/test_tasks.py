@@ -7,12 +7,20 @@ import numpy as np
 import pytest
 import torch
 
-from attention_core.analysis import head_reversal_scores, head_task_scores, pattern_scores_from_weights
-from attention_core.experiments import TASK_RECIPES, task_recipe
-from attention_core.model import TinyTransformer
-from attention_core.task_shapes import TASK_NAMES, prompt_length, sequence_length
-from attention_core.tasks import SEP, generate_task_data, ideal_pattern, make_task_example
-from attention_core.training import ReversalTrainer, TrainConfig
+from attention_core.tiny.analysis import head_reversal_scores, head_task_scores, pattern_scores_from_weights
+from attention_core.tiny.config import TrainConfig
+from attention_core.tiny.experiments import TASK_RECIPES, task_recipe
+from attention_core.tiny.model import TinyTransformer
+from attention_core.tiny.tasks import (
+    TASK_NAMES,
+    generate_task_data,
+    ideal_pattern,
+    make_task_example,
+    prompt_length,
+    sequence_length,
+)
+from attention_core.tiny.training import ReversalTrainer
+from attention_core.tiny.vocab import SEP
 
 
 def _keys(task: str, seq: list[int], L: int) -> dict[int, list[int]]:

@@ -23,7 +23,7 @@ from attention_core import (
     save_checkpoint,
     sequence_accuracy,
 )
-from attention_core.analysis import probe_attention
+from attention_core.tiny.analysis import probe_attention
 
 
 def test_reversal_data_layout():
@@ -185,7 +185,7 @@ def test_checkpoint_roundtrip_and_refusals(tmp_path, trained):
 def test_checkpoint_with_wrong_shapes_is_refused(tmp_path):
     from safetensors.torch import save_file
 
-    from attention_core.checkpoint import FORMAT
+    from attention_core.tiny.checkpoint import FORMAT
 
     model = TinyTransformer(16, max_seq_len=13)
     tensors = {k: v.clone() for k, v in model.state_dict().items()}

@@ -9,8 +9,8 @@ import pytest
 
 from app.experiments.model.findings import causal_claim, fastest_loss_drop, findings
 from app.experiments.model.session import ExperimentSession
-from attention_core.experiments import build_runs
-from attention_core.training import TrainingReport
+from attention_core.tiny.experiments import build_runs
+from attention_core.tiny.report import TrainingReport
 
 STEPS = 20
 

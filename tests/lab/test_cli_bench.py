@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.cli import main
-from attention_core.scaling import CSV_COLUMNS, IMPLEMENTATIONS
+from attention_core.scaling.results import CSV_COLUMNS, IMPLEMENTATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,8 +12,8 @@ import pytest
 from hang_guard import HANG_GUARD_S, wait_until
 
 from app.lab.model import ScalingLab
-from attention_core import scaling
-from attention_core.scaling import ScalingConfig
+from attention_core.scaling import measure as scaling
+from attention_core.scaling.results import ScalingConfig
 
 HANG_GUARD_MS = int(HANG_GUARD_S * 1000)
 TINY = ScalingConfig(max_n=64, min_n=16, repeat=2, heads=1, d=8, impls=("naive-numpy", "naive-torch"), threads=1)

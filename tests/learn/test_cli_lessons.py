@@ -56,8 +56,7 @@ def shared_window(qapp, tmp_path_factory):
 
     settings = QSettings(str(tmp_path_factory.mktemp("s") / "s.ini"), QSettings.Format.IniFormat)
     settings.setValue("learn/offer_dismissed", "true")
-    w = create_main_window(settings=settings)
-    w.confirm_on_close, w.detect_devices = False, False
+    w = create_main_window(settings=settings, confirm_on_close=False, detect_devices=False)
     yield w
     w.undo_stack.setClean()
     w.close()
@@ -76,7 +75,7 @@ def test_run_every_bundled_lesson(answers, capsys, shared_window):
             assert main(["lessons", "--run", str(path), "--answers", answers]) == 0
         else:  # the same walk and printing main() does, in one shared window
             if data["id"] == "reversal":  # trains twice: a smaller run (the Training tab's settings) keeps it short
-                from attention_core.train_config import TrainConfig
+                from attention_core.tiny.config import TrainConfig
 
                 assert shared_window.training_panel is not None
                 shared_window.training.set_config(TrainConfig(train_size=2560, test_size=200, train_eval_size=40))

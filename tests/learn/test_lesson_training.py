@@ -15,7 +15,7 @@ from app.learn.model.schema import LessonFileError
 from app.learn.model.training import uses_training
 from app.playground.model.playground import PlaygroundModel
 from app.training.model.session import TrainingSession
-from attention_core.train_config import TrainConfig
+from attention_core.tiny.config import TrainConfig
 
 
 def _step(lesson, title):

@@ -18,8 +18,8 @@ from attention_core import attention_steps, causal_mask
 def own_model(tmp_path_factory) -> Path:
     """A reversal model trained here for 30 steps and written as ``train --out`` writes it."""
     from app.training.cli import write_run_folder
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
     trainer = ReversalTrainer(TrainConfig(steps=30, seed=0))
     trainer.run(lambda _r: None)

@@ -12,8 +12,8 @@ import pytest
 @pytest.fixture(scope="module")
 def own_model(tmp_path_factory) -> Path:
     from app.training.cli import write_run_folder
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
     trainer = ReversalTrainer(TrainConfig(steps=30, seed=0))
     trainer.run(lambda _r: None)

@@ -11,8 +11,8 @@ import pytest
 def tiny_model(tmp_path_factory) -> Path:
     """An app-trained reversal model (2 layers × 4 heads), saved as ``attention-playground train`` saves a run."""
     from app.training.cli import write_run_folder
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
     trainer = ReversalTrainer(TrainConfig(steps=2, seed=0))
     trainer.run(lambda _r: None)

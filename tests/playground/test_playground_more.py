@@ -18,7 +18,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog
 
 from attention_core import attention_steps, causal_mask
-from attention_core.multihead import multi_head_steps
+from attention_core.multihead_steps import multi_head_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -47,7 +47,7 @@ def test_attentions_equal_the_tiny_transformers_own(own_model_dir):
                                                     ("learned", False)])
 def test_every_position_kind_and_the_unmasked_model(tmp_path, positional, causal):
     from attention_core import save_checkpoint, train_task
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     config = TrainConfig(steps=3, positional=positional, causal=causal, seed=1, cpu_threads=1)
     trainer = train_task(config)

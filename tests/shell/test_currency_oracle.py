@@ -63,11 +63,11 @@ def wait_events(seconds: float) -> None:
         time.sleep(0.01)
 
 
-def make_window(tmp_path, name: str):
+def make_window(tmp_path, name: str, **options):
     from app import create_main_window
 
-    w = create_main_window(settings=QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat))
-    w.confirm_on_close = False
+    w = create_main_window(settings=QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat),
+                           confirm_on_close=False, **options)
     w.resize(1280, 800)
     w.show()
     settle()
@@ -368,12 +368,9 @@ def check(live, ref, counts: dict[str, int], found: list[str], step: int) -> Non
 @pytest.mark.slow
 def test_every_place_shows_what_a_fresh_window_in_the_same_state_shows(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    from app.training.qt.panel import TrainingPanel
-
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
-    live = make_window(tmp_path, "live")
+    live = make_window(tmp_path, "live", preview_untrained=False)
     live.training.set_speed(None)
-    ref = make_window(tmp_path, "ref")
+    ref = make_window(tmp_path, "ref", preview_untrained=False)
     walk = Walk(live, random.Random(SEED))
     found: list[str] = []
     checks = 0

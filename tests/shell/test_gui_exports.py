@@ -73,7 +73,7 @@ def test_file_menu_exports_the_pipeline_figure(window, monkeypatch, tmp_path):
 # ---------------------------------------------------------------------------------------------------- training
 @pytest.fixture
 def trained(finish_run):
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     return finish_run(TrainConfig(steps=8))
 

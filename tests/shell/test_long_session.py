@@ -27,14 +27,8 @@ def load_bench():  # noqa: ANN201
 @pytest.mark.slow
 def test_a_long_session_piles_nothing_up(qapp, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    from app.shell.main_window import MainWindow
-    from app.training.qt.panel import TrainingPanel
-
-    # open_window switches these class flags off; monkeypatch puts them back for the tests that follow
-    monkeypatch.setattr(MainWindow, "detect_devices", MainWindow.detect_devices)
-    monkeypatch.setattr(TrainingPanel, "warm_up_torch", TrainingPanel.warm_up_torch)
     bench = load_bench()
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     w = bench.open_window(tmp_path)
     try:

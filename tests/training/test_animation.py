@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def history():
     """A real, short run: 5 steps of a small trainer, 6 snapshots (step 0 = the untrained model)."""
     from app.training.film import history_from_reports
-    from attention_core.training import ReversalTrainer, TrainConfig
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
     cfg = TrainConfig(steps=5, train_size=128, test_size=32, train_eval_size=8, eval_every=2)
     trainer = ReversalTrainer(cfg)

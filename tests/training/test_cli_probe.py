@@ -64,8 +64,8 @@ def checkpoints(tmp_path_factory):
     import torch
 
     from attention_core import TinyTransformer
-    from attention_core.checkpoint import save_model_files
-    from attention_core.training import TrainConfig
+    from attention_core.tiny.checkpoint import save_model_files
+    from attention_core.tiny.config import TrainConfig
 
     folder = tmp_path_factory.mktemp("cli-probe")
     paths = {}

@@ -21,8 +21,8 @@ from app.training.model.driver import DeviceFallback, device_failure
 from app.training.model.session import TrainingSession
 from app.training.model.tools import fresh_factory
 from attention_core import devices
-from attention_core.train_config import TrainConfig
-from attention_core.training import ReversalTrainer
+from attention_core.tiny.config import TrainConfig
+from attention_core.tiny.training import ReversalTrainer
 
 STEPS = 9
 CPU_CFG = TrainConfig(steps=STEPS, train_size=128, test_size=32, train_eval_size=16, batch_size=16, eval_every=3,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from attention_core.experiments import task_recipe
+from attention_core.tiny.experiments import task_recipe
 
 HATCHED = "blocked by the causal mask"
 

@@ -156,7 +156,7 @@ def test_eta():
 
 @pytest.fixture(scope="module")
 def tiny_model():
-    from attention_core.model import TinyTransformer
+    from attention_core.tiny.model import TinyTransformer
 
     torch.manual_seed(3)
     return TinyTransformer(vocab_size=10, d_model=16, num_heads=2, num_layers=2, max_seq_len=13).eval()
@@ -164,7 +164,7 @@ def tiny_model():
 
 @given(st.lists(st.integers(2, 9), min_size=1, max_size=6), st.booleans())
 def test_greedy_with_attention_matches_core_greedy_reverse(tiny_model, tokens, causal):
-    from attention_core.analysis import greedy_reverse
+    from attention_core.tiny.analysis import greedy_reverse
 
     r = greedy_with_attention(tiny_model, tokens, causal)
     assert list(r.generated) == greedy_reverse(tiny_model, torch.tensor([tokens]), causal)[0].tolist()
@@ -178,7 +178,7 @@ def test_greedy_with_attention_matches_core_greedy_reverse(tiny_model, tokens, c
 
 
 def test_with_the_causal_mask_each_step_saw_what_teacher_forcing_sees(tiny_model):
-    from attention_core.analysis import probe_attention
+    from attention_core.tiny.analysis import probe_attention
 
     r = greedy_with_attention(tiny_model, [2, 5, 7, 3], causal=True)
     full = probe_attention(tiny_model, torch.tensor([*r.sequence]), causal=True)
@@ -188,8 +188,9 @@ def test_with_the_causal_mask_each_step_saw_what_teacher_forcing_sees(tiny_model
 
 
 def test_trainer_from_checkpoint_continues_the_run(tmp_path):
-    from attention_core.checkpoint import load_checkpoint, save_checkpoint
-    from attention_core.training import ReversalTrainer, TrainConfig
+    from attention_core.tiny.checkpoint import load_checkpoint, save_checkpoint
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
     cfg = TrainConfig(steps=4, seq_len=4, vocab_size=8, d_model=16, num_heads=2, num_layers=1, test_size=50,
                       train_size=200)

@@ -13,10 +13,10 @@ from PySide6.QtCore import QPoint, Qt, QThreadPool
 
 from app.training.model.tools import model_from_params
 from app.training.qt.panel import TrainingPanel
-from attention_core.analysis import greedy_reverse, probe_attention, reversal_accuracy, sequence_accuracy
 from attention_core.masks import causal_mask
 from attention_core.metrics import attention_entropy, focus_score
-from attention_core.train_config import TrainConfig
+from attention_core.tiny.analysis import greedy_reverse, probe_attention, reversal_accuracy, sequence_accuracy
+from attention_core.tiny.config import TrainConfig
 
 TIMEOUT_MS = 60_000
 ENDED = ("finished", "stopped", "error")
@@ -143,7 +143,7 @@ def test_pause_really_pauses_step_advances_one_and_stop_ends_thread(panel, qtbot
     assert s.trainer.step_count == steps + 1 and len(s.history) == recorded + 1, "Step trains exactly one batch"
     assert s.is_paused and rc.pause_button.text() == "Resume"
     # same seed = same initialisation and batches: steps + 1 batches on a fresh trainer give the same model
-    from attention_core.training import ReversalTrainer
+    from attention_core.tiny.training import ReversalTrainer
 
     ref = ReversalTrainer(cfg)
     for _ in range(steps + 1):
@@ -484,7 +484,7 @@ def test_playback_speed_throttles_training(panel, qtbot):
 
 
 def test_the_untrained_model_is_shown_before_anything_is_pressed(window, qtbot):
-    assert TrainingPanel.preview_untrained and TrainingPanel.warm_up_torch
+    assert window.training_host.preview_untrained and window.training_host.warm_up_torch  # the defaults
     panel = window.training_panel
     window.tabs.setCurrentWidget(panel)
     s, rc = window.training, panel.run_controls
@@ -492,7 +492,7 @@ def test_the_untrained_model_is_shown_before_anything_is_pressed(window, qtbot):
     settle(qtbot)
     assert s.trainer.step_count == 0 and s.history[0].step == 0
     # the seed's untrained model, built here independently
-    from attention_core.model import TinyTransformer
+    from attention_core.tiny.model import TinyTransformer
 
     cfg = s.config
     with torch.random.fork_rng(devices=[]):

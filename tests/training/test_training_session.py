@@ -18,11 +18,11 @@ from hang_guard import wait_until
 from app.common.runner import ThreadRunner
 from app.training.model.session import GOAL, RUN_STATES, TRY_INTERVAL_S, TrainingEvents, TrainingSession
 from app.training.model.status import derive_status, eta_line
-from attention_core.analysis import greedy_reverse, reversal_accuracy, sequence_accuracy
-from attention_core.checkpoint import CheckpointError, history_path, save_model_files
-from attention_core.model import TinyTransformer
-from attention_core.train_config import TrainConfig
-from attention_core.training import ReversalTrainer
+from attention_core.tiny.analysis import greedy_reverse, reversal_accuracy, sequence_accuracy
+from attention_core.tiny.checkpoint import CheckpointError, history_path, save_model_files
+from attention_core.tiny.config import TrainConfig
+from attention_core.tiny.model import TinyTransformer
+from attention_core.tiny.training import ReversalTrainer
 
 STEPS = 12
 CFG = TrainConfig(steps=STEPS, train_size=256, test_size=64, train_eval_size=32, batch_size=32, eval_every=3,

@@ -23,7 +23,7 @@ from test_training_panel import (
 )
 
 from app.training.qt.panel import TrainingPanel
-from attention_core.analysis import greedy_reverse, sequence_accuracy
+from attention_core.tiny.analysis import greedy_reverse, sequence_accuracy
 
 
 def answer(monkeypatch, panel: TrainingPanel, choice: str | None) -> list[int]:
@@ -270,7 +270,7 @@ def test_start_after_a_finished_run_asks_and_does_what_was_answered(panel, qtbot
     assert calls == [1]
     assert [snap.step for snap in s.history] == list(range(25)) and s.trainer.step_count == 24
     # a fresh model from the seed: its step 0 is the untrained model, built here independently
-    from attention_core.model import TinyTransformer
+    from attention_core.tiny.model import TinyTransformer
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
@@ -350,7 +350,7 @@ def test_the_timeline_slider_keeps_room_to_scrub_in_a_narrow_window(window, pane
 def test_a_second_run_as_long_as_the_first_redraws_the_heads_sparklines(finish_run, qtbot):
     """Found by the currency oracle: the history's version restarted at 0 with every run, and the Heads view redraws
     its sparklines only when the version moved, so a second run of the same length kept the first run's curves."""
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     tiny = dict(seq_len=3, vocab_size=6, d_model=8, num_heads=2, num_layers=2, steps=6, train_size=64, test_size=16,
                 train_eval_size=4, eval_every=3)

@@ -14,11 +14,11 @@ import torch
 from app.training.model.session import TrainingSession
 from app.training.model.status import NO_POSITIONS_WHY, chance_accuracy
 from app.training.model.tools import parse_tokens
-from attention_core.checkpoint import FORMAT, load_checkpoint
-from attention_core.experiments import task_recipe
 from attention_core.masks import causal_mask
-from attention_core.model import ModelConfig, TinyTransformer
-from attention_core.tasks import generate_task_data
+from attention_core.tiny.checkpoint import FORMAT, load_checkpoint
+from attention_core.tiny.experiments import task_recipe
+from attention_core.tiny.model import ModelConfig, TinyTransformer
+from attention_core.tiny.tasks import generate_task_data
 
 SMALL = {"train_size": 256, "test_size": 64, "train_eval_size": 16, "batch_size": 32}
 

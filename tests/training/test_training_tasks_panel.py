@@ -14,9 +14,9 @@ import torch
 from PySide6.QtCore import Qt
 
 from app.training.model.tools import model_from_params
-from attention_core.experiments import task_recipe
 from attention_core.masks import causal_mask
-from attention_core.tasks import generate_task_data
+from attention_core.tiny.experiments import task_recipe
+from attention_core.tiny.tasks import generate_task_data
 
 TIMEOUT_MS = 60_000
 

@@ -20,7 +20,7 @@ import pytest
 
 from app.training.model.session import RUN_STATES, TrainingSession
 from app.training.model.tools import SPEEDS
-from attention_core.train_config import TrainConfig
+from attention_core.tiny.config import TrainConfig
 
 SEED = int(os.environ.get("WALK_SEED", "20251123"))
 ACTIONS = 200

@@ -13,7 +13,7 @@ from PySide6.QtCore import QThreadPool, QTimer
 from app.training.model.driver import Ready, Stepped, drive
 from app.widgets.qt_compat import protect_singletons
 from app.widgets.workers import QtRunner, wait_for_workers
-from attention_core.train_config import TrainConfig
+from attention_core.tiny.config import TrainConfig
 
 SMALL = TrainConfig(steps=500, seq_len=4, vocab_size=8, d_model=16, num_heads=2, num_layers=1, train_size=256,
                     test_size=64, eval_every=4, train_eval_size=16)
@@ -147,7 +147,8 @@ def test_wait_times_out_on_a_run_that_goes_on_and_gc_stays_on_the_gui_thread(qtb
 def test_a_paused_training_run_steps_exactly_once_per_request(qtbot):
     """The session's loop (``drive``) on the window's runner: the trainer is built in the worker thread, a paused
     run trains one batch per ``request_step``, ``stop`` ends it."""
-    from attention_core.training import ReversalTrainer, TrainingControl
+    from attention_core.tiny.control import TrainingControl
+    from attention_core.tiny.training import ReversalTrainer
 
     runner, rec = QtRunner(), Recorder()
     built_on: list[int] = []

@@ -17,8 +17,8 @@ from app.experiments.model.findings import mean_entropy
 if TYPE_CHECKING:
     from app.training.model.history import Snapshot
     from app.training.model.session import TrainingSession
-    from attention_core.experiments import ExperimentRun
-    from attention_core.training import TrainingReport
+    from attention_core.tiny.experiments import ExperimentRun
+    from attention_core.tiny.report import TrainingReport
 
 ENTROPY_SOURCE = ("mean attention entropy per head (nats) over every query of the first 100 held-out sequences, "
                   "from each run's latest evaluation at or before the step shown")

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attention_core.experiments import differing_options, first_step_reaching
+from attention_core.tiny.experiments import differing_options, first_step_reaching
 
 if TYPE_CHECKING:
-    from attention_core.experiments import ExperimentRun
-    from attention_core.training import TrainingReport
+    from attention_core.tiny.experiments import ExperimentRun
+    from attention_core.tiny.report import TrainingReport
 
 REPORT_CAUSAL_CUT = -0.379
 """The report's claim: causal masking cuts a head's attention entropy by 37.9 % (relative change, causal vs

@@ -1,6 +1,6 @@
 """``ExperimentSession``: the Experiments tab's evented model, without Qt.
 
-An experiment is 2-6 runs (``attention_core.experiments``) that differ in one or more options, each trained by its
+An experiment is 2-6 runs (``attention_core.tiny.experiments``) that differ in one or more options, each trained by its
 own ``TrainingSession`` (the Training tab's model, with the same injected ``Runner``: the window's ``QtRunner``, or a
 ``ThreadRunner`` in tests and scripts), one after another: when one finishes the next starts; ``cancel`` stops the
 current one and starts none of the rest. The views subscribe to the sessions' own events (curves) and to this
@@ -22,7 +22,7 @@ from app.experiments.model.compare import CompareState
 from app.experiments.model.findings import causal_claim, findings
 from app.training.model.session import TrainingSession
 from app.training.model.tools import format_eta
-from attention_core.experiments import (
+from attention_core.tiny.experiments import (
     EXPERIMENT_PRESETS,
     MAX_RUNS,
     MIN_RUNS,
@@ -90,7 +90,6 @@ def format_cell(value: Any) -> str:
 class ExperimentSession(Evented):
     """State and commands of the Experiments tab (see the module docstring)."""
 
-    Events = ExperimentEvents
     events: ExperimentEvents
 
     def __init__(self, runner: Runner | None = None, preset: str = DEFAULT_PRESET) -> None:

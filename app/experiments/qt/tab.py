@@ -31,7 +31,7 @@ from app.experiments.qt.table import RunsTable, SummaryTable
 from app.widgets.export_button import IMAGE_FORMATS, add_format_actions, attach_export_button, export_with_dialog
 from app.widgets.frame import FrameCoalescer
 from app.widgets.theme import colors_for
-from attention_core.experiments import EXPERIMENT_PRESETS, write_summary_csv
+from attention_core.tiny.experiments import EXPERIMENT_PRESETS, write_summary_csv
 
 VIEWS = ("Curves", "Final table", "Heads side by side")
 

@@ -1,7 +1,7 @@
 """The Experiments tab's two tables: the runs (one row a run, one column an option, cells editable; an edit the
 model refuses puts the old value back and its reason shows under the table) and the final table (one row a
 finished run: steps to 99 %, final greedy and token accuracy, mean head entropy, best task score), both filled from
-``ExperimentSession``; the final table exports as CSV (``attention_core.experiments.write_summary_csv``).
+``ExperimentSession``; the final table exports as CSV (``attention_core.tiny.experiments.write_summary_csv``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 
 from app.experiments.model.session import COLUMNS, format_cell
 from app.widgets.theme import colors_for
-from attention_core.task_shapes import POSITIONAL_KINDS, TASK_NAMES
+from attention_core.positions import POSITIONAL_KINDS
+from attention_core.tiny.tasks import TASK_NAMES
 
 if TYPE_CHECKING:
     from app.experiments.model.session import ExperimentSession

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.learn.model.expr import Labeled
 from app.playground.model.playground import PlaygroundModel
-from attention_core.probe import probe_attention_causality
+from attention_core.tiny.probe import probe_attention_causality
 
 
 def token_index(tokens: list[str], key: Any) -> int:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from attention_core.scaling_results import attention_flops, estimate_mib
+from attention_core.scaling.results import attention_flops, estimate_mib
 
 
 class LessonExprError(ValueError):
@@ -119,7 +119,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 """The functions a placeholder may call. ``entropy`` is in nats; ``argmax`` answers a token name when the axis has
 them. ``flops(n, d)``: the multiply-adds ×2 of one head's attention at length n and width d
-(``attention_core.scaling_results.attention_flops``); ``mib(n, d[, impl])``: the memory one call needs at its peak,
+(``attention_core.scaling.results.attention_flops``); ``mib(n, d[, impl])``: the memory one call needs at its peak,
 float32 (``estimate_mib``). The context adds its own (``probe_before`` / ``probe_after``: the causality probe on the
 current state)."""
 

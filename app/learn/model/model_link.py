@@ -197,9 +197,9 @@ class ModelLink:
         self.training = True
 
         def work() -> Iterator[object]:
-            from attention_core.checkpoint import save_checkpoint
-            from attention_core.experiments import task_recipe
-            from attention_core.training import ReversalTrainer
+            from attention_core.tiny.checkpoint import save_checkpoint
+            from attention_core.tiny.experiments import task_recipe
+            from attention_core.tiny.training import ReversalTrainer
 
             trainer = ReversalTrainer(task_recipe("induction", seed=0))
             trainer.run()

@@ -118,7 +118,7 @@ def context(session: TrainingSession, cache: dict[Any, float] | None = None) -> 
     names: dict[str, Any] = {"trained": bool(snap is not None and trainer is not None and snap.step > 0)}
     cfg = session.model_config
     if cfg is None:
-        from attention_core.train_config import TrainConfig
+        from attention_core.tiny.config import TrainConfig
 
         cfg = TrainConfig()  # what "show me" would train
     from app.training.model.session import GOAL
@@ -245,7 +245,7 @@ def perform(session: TrainingSession, name: str, value: Any) -> tuple[bool, str]
         except LessonExprError as exc:
             return False, str(exc)
         return all(session.toggle_head(li, h) for li, h in heads if (li, h) not in session.ablated), ""
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     causal = bool(value) if name == "causal" else True
     mask = "with" if causal else "without"

@@ -16,7 +16,7 @@ import numpy as np
 from app.common.validation import SCALE, check_scale
 from app.playground.model.preset_setting import apply_preset_setting
 from attention_core import AttentionSteps, attention_steps, causal_mask, default_scale
-from attention_core.heads import MultiHeadSteps, multi_head_steps
+from attention_core.multihead_steps import MultiHeadSteps, multi_head_steps
 from attention_core.presets import Preset
 
 MAX_TOKENS = 32

@@ -1,6 +1,6 @@
 """The Training tab's causality probe, Qt-free and evented: at the step the grid shows, replace every probe token
 after position t by random tokens N times and record each position's largest logit change
-(``attention_core.probe.probe_model_causality``) on the model of that step (its recorded parameters).
+(``attention_core.tiny.probe.probe_model_causality``) on the model of that step (its recorded parameters).
 
 With the causal mask every position up to t is unchanged, exactly; a model trained with "no causal mask" reads the
 replaced future and its earlier positions change (it leaks). The result always names the step it was taken at, so a
@@ -17,7 +17,7 @@ from psygnal import Signal, SignalGroup
 
 if TYPE_CHECKING:
     from app.training.model.session import TrainingSession
-    from attention_core.probe import CausalityProbe
+    from attention_core.tiny.probe import CausalityProbe
 
 DEFAULT_TRIALS = 8
 
@@ -82,7 +82,7 @@ class CausalityModel:
         """The probe of the shown step as a call to make off the GUI thread (it reads only recorded numpy copies
         and builds its own model); None, with ``error`` set and announced, when refused."""
         from app.training.model.tools import model_from_params
-        from attention_core.probe import probe_model_causality
+        from attention_core.tiny.probe import probe_model_causality
 
         if position is not None:
             self.position = int(position)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from app.training.model.history import Snapshot, snapshot_options
 
 if TYPE_CHECKING:
-    from attention_core.training import ReversalTrainer, TrainingControl
+    from attention_core.tiny.control import TrainingControl
+    from attention_core.tiny.training import ReversalTrainer
 
 Factory = Callable[[], "tuple[ReversalTrainer, list[Snapshot]]"]
 """Builds (or takes) a run's trainer in the training thread; returns it with the snapshots the run starts with."""
@@ -117,7 +118,8 @@ def warm_up() -> None:
     and evaluation cost ~0.9 s more than later ones (lazy kernel and allocator set-up)."""
     import torch
 
-    from attention_core.training import ReversalTrainer, TrainConfig
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
     torch.set_num_threads(1)  # one thread is faster for this tiny model (see drive)
     ReversalTrainer(TrainConfig(train_size=64, test_size=16, train_eval_size=8, steps=1)).step()

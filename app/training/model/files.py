@@ -1,7 +1,7 @@
 """Saving and loading a training session's model with its recorded history (safetensors + JSON/CSV, never pickle).
 
 Files for ``NAME.safetensors``: the model of the latest step (weights; training config, step and probe in its
-metadata) and ``NAME.json`` (``attention_core.checkpoint.save_model_files``, the CLI's format too), plus
+metadata) and ``NAME.json`` (``attention_core.tiny.checkpoint.save_model_files``, the CLI's format too), plus
 ``NAME.history.safetensors`` (every recorded step: report, probe, maps, parameters) and ``NAME.history.csv``
 (the metrics, for people and spreadsheets). A file saved without the history (older versions, the CLI) loads
 too; then only two points are known (step 0, rebuilt from the seed, and the saved step) and the session says so.
@@ -16,8 +16,8 @@ from app.training.model.driver import Factory
 from app.training.model.history import Snapshot, TrainingHistory, snapshot_options
 
 if TYPE_CHECKING:
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
 NO_HISTORY = ("Its training history was not saved with it: the plots show only the two known points (step 0, "
               "rebuilt from the seed, and the saved step), not the path between them.")
@@ -26,8 +26,8 @@ NO_HISTORY = ("Its training history was not saved with it: the plots show only t
 def save_session_files(path: str | Path, config: TrainConfig, history: TrainingHistory) -> Path:
     """Write the model of the latest step and the history; returns the model's path."""
     from app.training.model.tools import model_from_params
-    from attention_core.checkpoint import history_path, save_history, save_model_files
-    from attention_core.training import write_history_csv
+    from attention_core.tiny.checkpoint import history_path, save_history, save_model_files
+    from attention_core.tiny.report import write_history_csv
 
     path = Path(path)
     latest = history.latest
@@ -45,7 +45,7 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
     """Validate ``path`` now (``CheckpointError`` with the reason) and return (a factory that builds the trainer
     and the snapshots to show, a note for the status line: "" when the full history came with it)."""
     from app.training.model.tools import checkpoint_train_config
-    from attention_core.checkpoint import CheckpointError, history_path, load_checkpoint, load_history
+    from attention_core.tiny.checkpoint import CheckpointError, history_path, load_checkpoint, load_history
 
     model, meta = load_checkpoint(path)
     extra = meta.get("extra") or {}
@@ -93,7 +93,7 @@ def history_misfit(entries: list, model: object, seq_len: int, task: str = "reve
     later, when Try it or Ablate rebuilds that step's model or a view draws its maps."""
     import numpy as np
 
-    from attention_core.task_shapes import sequence_length
+    from attention_core.tiny.tasks import sequence_length
 
     shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}  # type: ignore[attr-defined]
     mc = model.config  # type: ignore[attr-defined]

@@ -1,8 +1,8 @@
 """The Training tab's record of a run, without Qt (torch only where a snapshot's ideal pattern is first asked for):
 snapshots, the history series, the playback cursor.
 
-Conventions (the same as ``attention_core.analysis``): a probe is one full example of the run's task
-(``attention_core.tasks``), e.g. reversal's ``[x_0 .. x_{L-1}, SEP, x_{L-1} .. x_0]`` of length 2L+1 (2L for
+Conventions (the same as ``attention_core.tiny.analysis``): a probe is one full example of the run's task
+(``attention_core.tiny.tasks``), e.g. reversal's ``[x_0 .. x_{L-1}, SEP, x_{L-1} .. x_0]`` of length 2L+1 (2L for
 induction); the model reads all but its last token, so every attention map is (T-1, T-1) with queries as rows and
 keys as columns. The queries from ``prompt_length - 1`` on predict the answer; where a head that solves the task
 looks from each of them is the task's *ideal pattern* (``Snapshot.ideal``; for reversal the anti-diagonal,
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attention_core.metrics import attention_entropy, focus_score
-from attention_core.task_shapes import prompt_length, sequence_length
-from attention_core.vocab import token_labels
+from attention_core.tiny.tasks import prompt_length, sequence_length
+from attention_core.tiny.vocab import token_labels
 
 if TYPE_CHECKING:
-    from attention_core.model import TinyTransformer
-    from attention_core.training import TrainingReport
+    from attention_core.tiny.model import TinyTransformer
+    from attention_core.tiny.report import TrainingReport
 
 TASK_SCORE_NAMES = {"reversal": "rev", "copy": "copy", "sort": "sort", "induction": "ind"}
 """The short name of each task's head score, under each map and in the tables (``rev`` = reversal score)."""
@@ -80,7 +80,7 @@ class Snapshot:
     params: Params | None = field(default=None, repr=False, compare=False)
     """The model's parameters at this step (numpy copies taken in the training thread), or None when not kept."""
     task: str = "reversal"
-    """The task the run trains (``attention_core.tasks.TASK_NAMES``): what the probe, the ideal pattern and the
+    """The task the run trains (``attention_core.tiny.tasks.TASK_NAMES``): what the probe, the ideal pattern and the
     head score are."""
     positional: str = "learned"
     attention_dropout: float = 0.0
@@ -137,7 +137,7 @@ class Snapshot:
     @property
     def ideal(self) -> np.ndarray | None:
         """(T-1, T-1) bool: True where a head solving the task puts its highest weight for this probe
-        (``attention_core.tasks.ideal_pattern``); None when the probe does not fit the task. Computed once."""
+        (``attention_core.tiny.tasks.ideal_pattern``); None when the probe does not fit the task. Computed once."""
         cached = self.__dict__.get("_ideal", False)
         if cached is not False:
             return cached
@@ -145,7 +145,7 @@ class Snapshot:
         if len(self.probe) == sequence_length(self.task, self.seq_len):
             import torch
 
-            from attention_core.tasks import ideal_pattern
+            from attention_core.tiny.tasks import ideal_pattern
 
             out = ideal_pattern(self.task, torch.tensor(self.probe, dtype=torch.long), self.seq_len).numpy()
         self.__dict__["_ideal"] = out  # frozen: a cache beside the fields, not one of them

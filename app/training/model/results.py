@@ -11,7 +11,7 @@ from app.training.model.history import Snapshot, TrainingHistory
 from app.training.model.tools import TryItResult, greedy_with_attention, model_accuracy, model_from_params, test_data
 
 if TYPE_CHECKING:
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
 Head = tuple[int, int]
 

@@ -30,7 +30,7 @@ from app.training.model.session_base import TrainingEvents
 from app.training.model.tools import SPEEDS, extend_run, fresh_factory
 
 if TYPE_CHECKING:
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
 __all__ = ["GOAL", "RUN_STATES", "TRY_INTERVAL_S", "TrainingEvents", "TrainingSession"]
 
@@ -250,7 +250,7 @@ class TrainingSession(RecordedSteps):
 
     def _launch(self, factory: Factory, *, paused: bool, keep_history: bool = False, loading: bool = False,
                 cpu_factory: Factory | None = None, device: str = "cpu") -> None:
-        from attention_core.training import TrainingControl
+        from attention_core.tiny.control import TrainingControl
 
         if self._handle is not None:
             self.stop()

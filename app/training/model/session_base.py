@@ -21,8 +21,9 @@ from app.training.model.status import derive_status, eta_line
 from app.training.model.tools import DEFAULT_SPEED_INDEX, SPEEDS
 
 if TYPE_CHECKING:
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer, TrainingControl
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.control import TrainingControl
+    from attention_core.tiny.training import ReversalTrainer
 
 
 class TrainingEvents(SignalGroup):

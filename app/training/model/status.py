@@ -15,7 +15,7 @@ from app.training.model.tools import eta_seconds, format_eta
 if TYPE_CHECKING:
     from app.training.model.history import Snapshot
     from app.training.model.results import Ablation
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
 GOAL_TEXT = "≥ 99 % exact-sequence"
 
@@ -28,7 +28,7 @@ in the status line, ``positions_outcome``)."""
 
 def chance_accuracy(config: TrainConfig) -> float:
     """Exact-sequence accuracy of guessing each answer token among the vocabulary's real tokens."""
-    from attention_core.task_shapes import answer_length
+    from attention_core.tiny.tasks import answer_length
 
     return float((1.0 / max(config.vocab_size - 2, 1)) ** answer_length(config.task, config.seq_len))
 

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from app.training.model.history import Params, Snapshot, params_of, snapshot_options  # noqa: F401 (params_of: used here and importable here)
-from attention_core.task_shapes import TASK_LAYOUTS, answer_length, prompt_length
+from attention_core.tiny.tasks import TASK_LAYOUTS, answer_length, prompt_length
 
 if TYPE_CHECKING:
     import torch
 
     from app.training.model.driver import Factory
-    from attention_core.model import ModelConfig, TinyTransformer
-    from attention_core.train_config import TrainConfig
-    from attention_core.training import ReversalTrainer
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.model import ModelConfig, TinyTransformer
+    from attention_core.tiny.training import ReversalTrainer
 
 SPEEDS: tuple[tuple[str, float | None], ...] = (
     ("1 step/s", 1.0),
@@ -116,7 +116,7 @@ class TryItResult:
 
     def ideal_keys(self, step: int) -> list[int]:
         """The keys the task's ideal pattern names for the query that produced output ``step`` (on the expected
-        sequence: ``attention_core.tasks.ideal_pattern``)."""
+        sequence: ``attention_core.tiny.tasks.ideal_pattern``)."""
         ideal = ideal_rows(self.task, (*self.prompt, *self.expected), len(self.inputs))
         q = self.first_query + step
         return [int(k) for k in np.flatnonzero(ideal[q])] if ideal is not None and q < ideal.shape[0] else []
@@ -135,11 +135,11 @@ class TryItResult:
 
 
 def ideal_rows(task: str, full: Sequence[int], seq_len: int) -> np.ndarray | None:
-    """``attention_core.tasks.ideal_pattern`` of one full sequence as a bool numpy array (None if it does not
+    """``attention_core.tiny.tasks.ideal_pattern`` of one full sequence as a bool numpy array (None if it does not
     fit the task)."""
     import torch
 
-    from attention_core.tasks import ideal_pattern
+    from attention_core.tiny.tasks import ideal_pattern
 
     try:
         return ideal_pattern(task, torch.tensor(list(full), dtype=torch.long), seq_len).numpy()
@@ -149,13 +149,13 @@ def ideal_rows(task: str, full: Sequence[int], seq_len: int) -> np.ndarray | Non
 
 def greedy_with_attention(model: TinyTransformer, inputs: Sequence[int], causal: bool = True,
                           task: str = "reversal") -> TryItResult:
-    """Greedy generation like ``attention_core.analysis.greedy_generate`` from ``task``'s prompt for one input
+    """Greedy generation like ``attention_core.tiny.analysis.greedy_generate`` from ``task``'s prompt for one input
     (``make_task_example``), recording at every step the attention row of the query that produced the new token.
     Cheap (one tiny forward pass per answer token)."""
     import torch
 
     from attention_core.masks import causal_mask
-    from attention_core.tasks import make_task_example
+    from attention_core.tiny.tasks import make_task_example
 
     L = len(inputs)
     full = [int(t) for t in make_task_example(task, list(inputs)).tolist()]
@@ -183,7 +183,7 @@ def model_accuracy(model: TinyTransformer, data: torch.Tensor, seq_len: int, cau
                    task: str = "reversal") -> tuple[float, float]:
     """(teacher-forced per-token accuracy, greedy exact-sequence accuracy) of ``task`` on ``data``, as the
     trainer's evaluation computes them (``evaluation.evaluate_task``) — ~80 ms on 500."""
-    from attention_core.evaluation import evaluate_task
+    from attention_core.tiny.evaluation import evaluate_task
 
     was_training = model.training
     try:
@@ -198,7 +198,7 @@ def model_from_params(config: TrainConfig, params: Params) -> TinyTransformer:
     they never touch the model that is training."""
     import torch
 
-    from attention_core.model import TinyTransformer
+    from attention_core.tiny.model import TinyTransformer
 
     model = TinyTransformer.from_config(config.model_config())
     model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in params.items()})
@@ -209,8 +209,8 @@ def reprobed(config: TrainConfig, tokens: Sequence[int], snap: Snapshot) -> Snap
     """``snap`` seen through the probe ``tokens`` (L inputs): its maps recomputed on the model of that step."""
     import torch
 
-    from attention_core.analysis import probe_attention
-    from attention_core.tasks import make_task_example
+    from attention_core.tiny.analysis import probe_attention
+    from attention_core.tiny.tasks import make_task_example
 
     if snap.params is None:
         raise ValueError(f"the parameters of step {snap.step} were not kept")
@@ -223,7 +223,7 @@ def initial_params(config: TrainConfig) -> Params:
     """The parameters a ``ReversalTrainer`` of ``config`` starts from (same seed = same initialisation)."""
     import torch
 
-    from attention_core.model import TinyTransformer
+    from attention_core.tiny.model import TinyTransformer
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
@@ -234,7 +234,7 @@ def initial_params(config: TrainConfig) -> Params:
 @lru_cache(maxsize=4)
 def test_data(config: TrainConfig) -> torch.Tensor:
     """The run's held-out test set (the trainer's own: same seed, same sequences), on the CPU."""
-    from attention_core.tasks import generate_task_data
+    from attention_core.tiny.tasks import generate_task_data
 
     return generate_task_data(config.task, config.test_size, config.seq_len, config.vocab_size,
                               seed=config.seed * 2 + 2)
@@ -259,7 +259,7 @@ def fresh_factory(config: TrainConfig, probe: Sequence[int] | None = None) -> Fa
     probe = list(probe) if probe is not None and len(probe) == config.seq_len else None
 
     def make() -> tuple[ReversalTrainer, list[Snapshot]]:
-        from attention_core.training import ReversalTrainer
+        from attention_core.tiny.training import ReversalTrainer
 
         try:
             trainer = ReversalTrainer(config, probe)
@@ -277,7 +277,7 @@ def checkpoint_train_config(mc: ModelConfig, meta: dict[str, Any]) -> TrainConfi
     the model's shape (positions and attention dropout included), on a device this machine has; ValueError when the
     file's config cannot train that model. A file written before tasks and positional options existed has none of
     those keys: it loads as what it was, reversal with learned positions and no dropout (the defaults)."""
-    from attention_core.train_config import TrainConfig
+    from attention_core.tiny.config import TrainConfig
 
     extra = meta.get("extra") or {}
     cfg_dict = dict(extra.get("train_config") or {})
@@ -308,7 +308,8 @@ def trainer_from_checkpoint(model: TinyTransformer, meta: dict[str, Any]) -> Rev
     ``extra["train_config"]`` (``checkpoint_train_config``), history[0] is that seed's untrained start (same seed =
     same initialisation) and history[1] is the loaded model at its recorded step. A model saved at the end of its
     run loads finished; ``extend_run`` continues it."""
-    from attention_core.training import ReversalTrainer, TrainingReport
+    from attention_core.tiny.report import TrainingReport
+    from attention_core.tiny.training import ReversalTrainer
 
     extra = meta.get("extra") or {}
     config = checkpoint_train_config(model.config, meta)
@@ -327,7 +328,7 @@ def trainer_from_checkpoint(model: TinyTransformer, meta: dict[str, Any]) -> Rev
     trainer.step_count = step
     base = trainer.history[0]
     evaluation = trainer.evaluate()
-    from attention_core.analysis import probe_attention
+    from attention_core.tiny.analysis import probe_attention
 
     report = TrainingReport(step=step, total_steps=trainer.total_steps, epoch=step / config.steps_per_epoch,
                             loss=float("nan"), train_accuracy=float("nan"), evaluated=True,

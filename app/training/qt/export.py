@@ -149,7 +149,7 @@ class TrainingExports:
                            context=self.context_line())
 
     def export_history_csv(self, path: str | Path) -> Path:
-        from attention_core.training import write_history_csv
+        from attention_core.tiny.report import write_history_csv
 
         write_history_csv(path, self.session.history.reports())
         return Path(path)

@@ -19,7 +19,7 @@ from app.training.model.session import TrainingSession
 from app.widgets.frame import FRAME_MS, FrameCoalescer
 from app.widgets.grid.head_grid import HeadGrid
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, span
-from attention_core.vocab import token_labels
+from attention_core.tiny.vocab import token_labels
 
 SERIES_S = 0.15
 FAST_RUN_MS = 100
@@ -39,7 +39,7 @@ IDEAL_TEXT = {
                  "position just after the previous occurrence of its own token (a layer-2 head reading a "
                  "previous-token head of layer 1)",
 }
-"""What the circles mark, per task (``attention_core.tasks.ideal_pattern``)."""
+"""What the circles mark, per task (``attention_core.tiny.tasks.ideal_pattern``)."""
 
 
 def legend_html(c: ThemeColors = LIGHT, task: str = "reversal", causal: bool = True) -> str:

@@ -47,7 +47,7 @@ from app.widgets.grid.head_grid import HeadGrid
 from app.widgets.settings import Settings, dialog_dir, remember_dialog_path
 from app.widgets.side_panel import SideScroll
 from app.widgets.workers import run_in_background
-from attention_core.train_config import TrainConfig
+from attention_core.tiny.config import TrainConfig
 
 TICK_MS = 33  # replay and the live Try it refresh advance on this timer (the session decides what changes)
 
@@ -63,18 +63,15 @@ def _group(title: str, widget: QWidget) -> QGroupBox:
 class TrainingPanel(QWidget):
     """Set up, run, watch, replay, probe, try and ablate the tiny reversal transformer of ``session``."""
 
-    warm_up_torch = True
-    """Import torch and run one tiny step in the background when the panel is built, so Start does not wait for
-    it. ``--self-test`` switches it off (it exits within a second)."""
-
-    preview_untrained = True
-    """Once torch is loaded, build the settings' model (paused at step 0) so the grid shows the untrained heads
-    before the learner presses anything. Tests switch it off to control every run themselves."""
-
-    def __init__(self, session: TrainingSession, parent: QWidget | None = None, settings: Settings | None = None
-                 ) -> None:
+    def __init__(self, session: TrainingSession, parent: QWidget | None = None, settings: Settings | None = None,
+                 *, warm_up_torch: bool = True, preview_untrained: bool = True) -> None:
+        """``warm_up_torch``: import torch and run one tiny step in the background when the panel is built, so
+        Start does not wait for it (``--self-test`` switches it off: it exits within a second).
+        ``preview_untrained``: once torch is loaded, build the settings' model (paused at step 0) so the grid shows
+        the untrained heads before the learner presses anything (tests switch it off to control every run)."""
         super().__init__(parent)
         self.session = session
+        self.warm_up_torch, self.preview_untrained = warm_up_torch, preview_untrained
         self._was_running = False  # the run state ``_on_run_state`` last saw
         root = QHBoxLayout(self)
         root.setContentsMargins(4, 4, 4, 4)
@@ -286,7 +283,7 @@ class TrainingPanel(QWidget):
 
     def load_model(self, path: str | Path) -> bool:
         """Load a saved model; a damaged or foreign file is refused with the reason (nothing changes)."""
-        from attention_core.checkpoint import CheckpointError
+        from attention_core.tiny.checkpoint import CheckpointError
 
         try:
             self.session.load(path)

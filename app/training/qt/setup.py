@@ -1,5 +1,5 @@
 """The training set-up form: task, positions, attention dropout, model size, optimiser, run length, seed, device,
-causal mask. Choosing a task fills in its recipe (``attention_core.experiments.TASK_RECIPES``) and says so.
+causal mask. Choosing a task fills in its recipe (``attention_core.tiny.experiments.TASK_RECIPES``) and says so.
 
 The form refuses impossible combinations where they are typed: every change rebuilds a ``TrainConfig`` and runs
 its ``validate()``; the reason (e.g. "d_model (30) must be divisible by num_heads (4)") is shown in red under the
@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
 
 from app.common.validation import MAX_SEED, check_train
 from app.training.model.status import NO_POSITIONS_WHY
-from attention_core.task_shapes import MAX_ATTENTION_DROPOUT, POSITIONAL_KINDS, TASK_LAYOUTS, TASK_NAMES
-from attention_core.train_config import TrainConfig
+from attention_core.positions import POSITIONAL_KINDS
+from attention_core.tiny.config import TrainConfig
+from attention_core.tiny.tasks import MAX_ATTENTION_DROPOUT, TASK_LAYOUTS, TASK_NAMES
 
 CAUSAL_NOTE = (
     "<b>Causal mask off:</b> each position also sees the tokens after it, including the one it must predict. "
@@ -254,7 +255,7 @@ class TrainingSetupForm(QWidget):
 
     def _on_task(self, *_: Any) -> None:
         """A task was chosen: fill in its recipe, keeping seed, device, causal mask, positions and dropout."""
-        from attention_core.experiments import TASK_RECIPES, task_recipe  # imports torch: on a choice only
+        from attention_core.tiny.experiments import TASK_RECIPES, task_recipe  # imports torch: on a choice only
 
         task = self.task.currentText()
         keep = {k: v for k, v in self.values().items() if k in ("seed", "device", "causal", "positional",
@@ -262,13 +263,13 @@ class TrainingSetupForm(QWidget):
         self.set_config(task_recipe(task, **keep), recipe_text(task, TASK_RECIPES[task]))
 
     def set_fast_defaults(self) -> None:
-        from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
+        from attention_core.tiny.config import TrainConfig  # torch-free: validating must not import torch
 
         self.set_config(TrainConfig(seed=self.seed.value(), causal=self.causal.isChecked(),
                                     task=self.task.currentText()))
 
     def set_lesson_recipe(self) -> None:
-        from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
+        from attention_core.tiny.config import TrainConfig  # torch-free: validating must not import torch
 
         self.set_config(TrainConfig.lesson_recipe(seed=self.seed.value(), causal=self.causal.isChecked()))
 
@@ -285,7 +286,7 @@ class TrainingSetupForm(QWidget):
         self.device.blockSignals(False)
 
     def _revalidate(self, *_: Any) -> None:
-        from attention_core.train_config import TrainConfig  # torch-free: validating must not import torch
+        from attention_core.tiny.config import TrainConfig  # torch-free: validating must not import torch
 
         self.causal_note.setVisible(not self.causal.isChecked())
         self.positions_note.setVisible(self.positional.currentText() == "none")

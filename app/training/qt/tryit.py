@@ -26,7 +26,7 @@ from app.training.model.tools import TryItResult
 from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.side_panel import SideScroll
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, span
-from attention_core.vocab import token_labels
+from attention_core.tiny.vocab import token_labels
 
 PLACEHOLDER = ("Train (or load) a model, then type a sequence and press the button beside it. The model is the one "
                "at the step the grid shows; while training runs, this tab follows the newest step about twice a "

@@ -13,27 +13,69 @@ random sequence of distinct tokens repeated (``x x``) with a period m drawn per 
 the previous occurrence of the current token, key t + 1 - m (or the one after any earlier occurrence: they hold the
 same token) — the induction-head pattern. As the period varies, no fixed positional offset finds it: a head must
 look up the previous occurrence by content (a previous-token head in layer 1, an induction head in layer 2).
+
+The names and shapes (``TASK_NAMES``, ``sequence_length``, ``prompt_length``, ``task_problems``) need no torch:
+a settings form validates a config on every keystroke. torch loads when data or a pattern is first built.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+from .vocab import SEP
 
-from .task_shapes import (  # noqa: F401  (part of this module's public names)
-    TASK_LAYOUTS,
-    TASK_NAMES,
-    answer_length,
-    check_task,
-    prompt_length,
-    sequence_length,
-    task_problems,
-)
-from .vocab import PAD, SEP, token_labels  # noqa: F401  (part of this module's public names)
+if TYPE_CHECKING:
+    import torch
+
+TASK_NAMES: tuple[str, ...] = ("reversal", "copy", "sort", "induction")
+TASK_LAYOUTS = {
+    "reversal": "x SEP reversed(x)",
+    "copy": "x SEP x",
+    "sort": "x SEP sorted(x) (x: distinct tokens)",
+    "induction": "x x (x: distinct tokens, repeated with a period of L/2 to L)",
+}
+MAX_ATTENTION_DROPOUT = 0.9
+
+
+def check_task(task: str) -> str:
+    if task not in TASK_NAMES:
+        raise ValueError(f"unknown task {task!r}: choose one of {', '.join(TASK_NAMES)}")
+    return task
+
+
+def sequence_length(task: str, seq_len: int) -> int:
+    """Tokens in one full example: 2L + 1 with a SEP in the middle, 2L for induction (the input repeated)."""
+    return 2 * seq_len if check_task(task) == "induction" else 2 * seq_len + 1
+
+
+def prompt_length(task: str, seq_len: int) -> int:
+    """Tokens given before the scored answer: ``x SEP`` (L + 1); for induction the first L + 1 tokens (which hold
+    at least one whole period and the repeat's first token: nothing says where a repeat starts)."""
+    check_task(task)
+    return seq_len + 1
+
+
+def answer_length(task: str, seq_len: int) -> int:
+    return sequence_length(task, seq_len) - prompt_length(task, seq_len)
+
+
+def task_problems(task: str, seq_len: int, vocab_size: int) -> list[str]:
+    """Why this task cannot be built at this size (empty when it can)."""
+    if task not in TASK_NAMES:
+        return [f"unknown task {task!r}: choose one of {', '.join(TASK_NAMES)}"]
+    if task == "induction" and seq_len < 2:
+        return [f"induction needs a sequence length >= 2 (got {seq_len})"]
+    if task in ("induction", "sort"):
+        if seq_len > vocab_size - 2:
+            return [f"{task} draws {seq_len} distinct tokens: the vocabulary ({vocab_size}, of which 2 reserved) "
+                    f"must hold at least {seq_len + 2}"]
+    return []
 
 
 def _generator(seed: int | None) -> torch.Generator:
+    import torch
+
     gen = torch.Generator()
     if seed is None:
         gen.seed()
@@ -65,6 +107,8 @@ def _answer(task: str, x: torch.Tensor) -> torch.Tensor:
 
 def assemble(task: str, x: torch.Tensor) -> torch.Tensor:
     """Full sequences (N, T) from inputs x (N, L)."""
+    import torch
+
     check_task(task)
     if task == "induction":
         return torch.cat([x, x], dim=1)  # period L; ``generate_task_data`` draws shorter periods too
@@ -76,6 +120,8 @@ def generate_task_data(task: str, num_samples: int, seq_len: int, vocab_size: in
                        ) -> torch.Tensor:
     """LongTensor (num_samples, sequence_length(task, seq_len)) of ``task``'s examples, tokens in [2, vocab_size)
     (induction: each input's tokens distinct, so "the previous occurrence" of a token is one position)."""
+    import torch
+
     _check_sizes(task, num_samples, seq_len, vocab_size)
     gen = _generator(seed)
     if task in ("induction", "sort"):  # distinct tokens: one position holds each, as the ideal patterns say
@@ -102,6 +148,8 @@ def make_task_example(task: str, tokens: list[int] | torch.Tensor) -> torch.Tens
     """One full sequence from an input of L tokens (each >= 2). Induction: the L tokens are distinct (period L:
     ``x x``) or already repeat with a period m (the first m distinct, then token t = token t - m), which the
     sequence continues to 2L tokens."""
+    import torch
+
     t = torch.as_tensor(tokens, dtype=torch.long).reshape(-1)
     if t.numel() == 0 or bool((t < 2).any()):
         raise ValueError(f"input tokens must be non-empty and >= 2 (0 = PAD, 1 = SEP): {t.tolist()}")
@@ -124,6 +172,8 @@ def ideal_pattern(task: str, data: torch.Tensor, seq_len: int) -> torch.Tensor:
     """(N, T-1, T-1) bool for full sequences ``data`` (N, T): True where a head that solves ``task`` puts its
     highest weight (row = query in the model's input ``seq[:-1]``, column = key). Rows of the queries that predict
     no answer token are all False. One sequence (T,) gives (T-1, T-1)."""
+    import torch
+
     single = data.dim() == 1
     seqs = data[None] if single else data
     n, length = seqs.shape

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from .masks import causal_mask
+from ..masks import causal_mask
 from .model import TinyTransformer
 
 
@@ -65,7 +65,7 @@ def greedy_reverse(model: TinyTransformer, inputs: torch.Tensor, causal: bool = 
     inputs (N, L) -> generated (N, L). Without a causal mask the model still only sees the prefix generated
     so far: that is exactly how a model trained without the mask fails at generation.
     """
-    from .tasks import SEP
+    from .vocab import SEP
 
     n, length = inputs.shape
     sep = torch.full((n, 1), SEP, dtype=torch.long, device=inputs.device)

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .task_shapes import TASK_NAMES
-from .train_config import TrainConfig
+from .config import TrainConfig
+from .tasks import TASK_NAMES
 
 if TYPE_CHECKING:
-    from .training import ReversalTrainer, TrainingControl, TrainingReport
+    from .control import TrainingControl
+    from .report import TrainingReport
+    from .training import ReversalTrainer
 
 MIN_RUNS, MAX_RUNS = 2, 6
 
@@ -228,7 +230,7 @@ def write_summary_csv(path: str | Path, rows: Sequence[dict[str, Any]], comments
     """The final table as CSV, atomically written: ``#`` lines (``comments``, default: what the table is), the
     column names, then one row per run (figures to 4 decimals, seconds to 3); ``numpy.genfromtxt(path,
     comments='#', delimiter=',')`` reads the numbers (the names' row and the text columns as nan)."""
-    from .fileio import atomic_write
+    from ..fileio import atomic_write
 
     if comments is None:
         comments = ["# Attention Playground: experiment summary, one row per run"]

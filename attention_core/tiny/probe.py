@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .masks import causal_mask
-from .steps import attention_steps
+from ..masks import causal_mask
+from ..steps import attention_steps
 
 if TYPE_CHECKING:
     from .model import TinyTransformer
@@ -147,7 +147,7 @@ def probe_attention_causality(q: Any, k: Any, v: Any, position: int, *, mask: st
 def probe_preset_causality(name: str, position: int, *, mask: str = "causal", trials: int = 8,
                            seed: int = 0) -> CausalityProbe:
     """``probe_attention_causality`` on a named preset's Q, K, V (scale 1/√d_k)."""
-    from .presets import get_preset
+    from ..presets import get_preset
 
     p = get_preset(name)
     return probe_attention_causality(p.q, p.k, p.v, position, mask=mask, trials=trials, seed=seed)

@@ -8,7 +8,8 @@ from typing import Any, cast
 import torch
 import torch.nn as nn
 
-from .multihead import MultiHeadAttention, check_heads, mask_to_torch
+from ..multihead import MultiHeadAttention, mask_to_torch
+from ..multihead_steps import check_heads
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,8 @@ class TinyTransformer(nn.Module):
     def __init__(self, vocab_size: int, d_model: int = 32, num_heads: int = 4, num_layers: int = 2,
                  max_seq_len: int = 64, positional: str = "learned", attention_dropout: float = 0.0) -> None:
         super().__init__()
-        from .positions import check_positional, sinusoidal_table
-        from .task_shapes import MAX_ATTENTION_DROPOUT
+        from ..positions import check_positional, sinusoidal_table
+        from .tasks import MAX_ATTENTION_DROPOUT
 
         check_heads(d_model, num_heads)
         if vocab_size < 2 or num_layers < 1 or max_seq_len < 1:

@@ -74,7 +74,7 @@ def greedy_answer_correct(model: TinyTransformer, prompts: torch.Tensor, targets
 def greedy_sequence_correct(model: TinyTransformer, inputs: torch.Tensor, targets: torch.Tensor,
                             causal: bool = True) -> torch.Tensor:
     """(N,) bool: whether greedy generation from ``inputs + SEP`` (as ``greedy_reverse``) yields ``targets``."""
-    from .tasks import SEP
+    from .vocab import SEP
 
     sep = torch.full((inputs.shape[0], 1), SEP, dtype=torch.long, device=inputs.device)
     return greedy_answer_correct(model, torch.cat([inputs, sep], dim=1), targets, causal)

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import scaling_memory as mem
+from . import memory as mem
 
 __all__ = ["IMPLEMENTATIONS", "IMPL_TITLES", "DTYPES", "DTYPE_BYTES", "MEMORY_FACTORS", "CSV_COLUMNS", "MIB",
            "ScalingConfig", "PointResult", "MatmulLimit", "ScalingRun", "fit_slope", "attention_flops",
@@ -323,7 +323,7 @@ class ScalingRun:
         """``#`` lines naming the run (devices, implementations, dtype, batch, heads, d), the column names, then one
         row per point; ``numpy.genfromtxt(path, comments='#', delimiter=',')`` reads the numbers (the names' row
         and the text columns as nan)."""
-        from .fileio import atomic_write
+        from ..fileio import atomic_write
 
         c = self.config
         comments = ["# Attention Playground: scaling lab, time and memory against n, one row per point",

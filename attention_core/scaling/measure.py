@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from . import scaling_memory as mem
-from .scaling_results import (
+from . import memory as mem
+from .results import (
     CSV_COLUMNS,
     DTYPES,
     IMPL_TITLES,
@@ -78,7 +78,7 @@ def _time_calls(fn: Callable[[], object], dev: mem.DeviceProbe, repeat: int, can
 def _callable(impl: str, dev: mem.DeviceProbe, cfg: ScalingConfig, n: int) -> Callable[[], object]:
     import torch
 
-    from .steps import attention, attention_steps
+    from ..steps import attention, attention_steps
 
     dtype = getattr(torch, cfg.dtype)
     gen = torch.Generator().manual_seed(cfg.seed + n)

@@ -1,7 +1,7 @@
 """``TrainConfig``: the hyper-parameters of a reversal run, without torch.
 
 A settings form validates a config on every keystroke; importing torch for that (~1.5 s) froze the window the
-first time the Training tab opened. ``attention_core.training`` re-exports this class.
+first time the Training tab opened.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from .devices import resolve_device
-from .heads import check_heads
-from .task_shapes import MAX_ATTENTION_DROPOUT, POSITIONAL_KINDS, prompt_length, sequence_length, task_problems
+from ..devices import resolve_device
+from ..multihead_steps import check_heads
+from ..positions import POSITIONAL_KINDS
+from .tasks import MAX_ATTENTION_DROPOUT, prompt_length, sequence_length, task_problems
 
 if TYPE_CHECKING:
     from .model import ModelConfig

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .fileio import atomic_write
+from ..fileio import atomic_write
 from .model import ModelConfig, TinyTransformer
 
 FORMAT = "attention-playground/tiny-transformer"
@@ -69,7 +69,7 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[TinyTransfor
     """Rebuild the model; returns (model, metadata with ``model_config`` and ``extra``)."""
     from safetensors.torch import load_file
 
-    from .devices import resolve_device
+    from ..devices import resolve_device
 
     meta = read_checkpoint_metadata(path)
     try:
@@ -167,7 +167,7 @@ def load_history(path: str | Path) -> list[tuple[Any, list[int], dict[str, Any] 
     from safetensors import safe_open
     from safetensors.numpy import load_file
 
-    from .training import TrainingReport
+    from .report import TrainingReport
 
     path = Path(path)
     try:
