@@ -1,16 +1,15 @@
 """The one way a Qt-free model announces a change (psygnal underneath): declare the events once, emit through
 ``_announce``.
 
-A model that views follow subclasses ``Evented`` and declares its events once, as a ``ModelEvents`` subclass named
-in ``Events``; every event is made with ``event()``::
+A model that views follow subclasses ``Evented`` and declares its events once, as a ``ModelEvents`` subclass that
+annotates its ``events`` attribute; every event is made with ``event()``::
 
     class LabEvents(ModelEvents):            # ``status`` and ``changed`` come with ModelEvents
         results = event()                   # no payload: views read the model's attributes
         config = event(object)              # a payload: the model's ``config`` attribute, unless given
 
     class ScalingLab(Evented):
-        Events = LabEvents
-        events: LabEvents                   # for the type checker: the model's own events
+        events: LabEvents                   # the declaration: Evented makes it (and mypy knows its events)
 
         def set_config(self, config):
             self.config = config
@@ -29,6 +28,7 @@ model emits, groups or blocks its events by hand (psygnal is imported here only)
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar
 
 from psygnal import Signal, SignalGroup
@@ -55,6 +55,18 @@ class Evented:
     Events: ClassVar[type[ModelEvents]] = ModelEvents
     events: ModelEvents
     status: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """``events: TheirEvents`` in the class body is the declaration: ``Events`` becomes that class."""
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("__annotations__", {}).get("events")
+        if declared is None:
+            return
+        found = vars(sys.modules[cls.__module__]).get(declared) if isinstance(declared, str) else declared
+        if not (isinstance(found, type) and issubclass(found, ModelEvents)):
+            raise TypeError(f"{cls.__name__}.events must be annotated with a ModelEvents subclass defined (or "
+                            f"imported) before the class, by its bare name; got {declared!r}")
+        cls.Events = found
 
     def __init__(self) -> None:
         self.events = self.Events()

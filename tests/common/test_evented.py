@@ -11,7 +11,6 @@ class _Events(ModelEvents):
 
 
 class _Model(Evented):
-    Events = _Events
     events: _Events
 
     def __init__(self) -> None:
@@ -53,3 +52,14 @@ def test_status_carries_its_text_and_a_slot_without_arguments_still_connects() -
     assert m.status == "ready"
     assert log == [("status", "ready"), frozenset({"status"})]
     assert bare == ["called"]
+
+
+def test_the_events_annotation_is_the_declaration_and_a_wrong_one_is_refused() -> None:
+    assert type(_Model().events) is _Events and _Model.Events is _Events
+    try:
+        class _Wrong(Evented):
+            events: int
+    except TypeError as exc:
+        assert "ModelEvents subclass" in str(exc)
+    else:
+        raise AssertionError("an events annotation that is not a ModelEvents subclass was accepted")

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from psygnal import Signal, SignalGroup
 
+from app.common.evented import Evented, ModelEvents, event
 from app.learn.model import goals, predict
 from app.learn.model.context import context, unavailable
 from app.learn.model.expr import Evaluator, LessonExprError, render
@@ -45,18 +45,16 @@ if TYPE_CHECKING:
     from app.training.model.session import TrainingSession
 
 
-
 # ---------------------------------------------------------------------------------------------- the walk
-class LessonEvents(SignalGroup):
-    step = Signal()      # another step opened (or the lesson restarted)
-    text = Signal()      # the current step's text (or its feedback) changed: the numbers it shows moved
-    done = Signal()      # the current do step's goal was met
-    status = Signal()    # the step's goal no longer holds, or a premise broke or holds again (Next, Show me)
-    answered = Signal(object)  # a predict step was answered: the Feedback
-    numbers = Signal()  # the playground (or a linked run) changed: what was said about the numbers then may not hold
+class LessonEvents(ModelEvents):  # its status: the step's goal met or not, its premises broken or not (Next, Show me)
+    step = event()      # another step opened (or the lesson restarted)
+    text = event()      # the current step's text (or its feedback) changed: the numbers it shows moved
+    done = event()      # the current do step's goal was met
+    answered = event(object)  # a predict step was answered: the Feedback
+    numbers = event()  # the playground (or a linked run) changed: what was said about the numbers then may not hold
 
 
-class LessonRun:
+class LessonRun(Evented):
     """One lesson being walked over ``model``. ``apply``: how edits reach the model (default: call directly).
     ``training``: the window's ``TrainingSession`` for lessons about the Training tab (``app.learn.model.training``);
     ``lab``: its ``ScalingLab`` (``app.learn.model.lab``); ``inspect``: its Model tab's ``InspectSession``
@@ -64,6 +62,7 @@ class LessonRun:
     (default: pump their ``ThreadRunner`` s). What it says follows the playground now, on every change: the
     text (a broken premise, ``goals.premises``, is said instead), ``done``, the feedback (``feedback_text``)."""
 
+    events: LessonEvents
     def __init__(self, lesson: Lesson, model: PlaygroundModel, apply: Apply | None = None,
                  store: ProgressStore | None = None, training: TrainingSession | None = None,
                  wait: Wait | None = None, lab: ScalingLab | None = None,
@@ -71,7 +70,7 @@ class LessonRun:
         self.lesson, self.model = lesson, model
         self.apply: Apply = apply or direct_apply(model)
         self.store = store or MemoryStore()
-        self.events = LessonEvents()
+        super().__init__()
         self.index = 0
         self.done = False
         self.feedback: dict[int, Feedback] = {}
@@ -217,7 +216,7 @@ class LessonRun:
         self._broken = self._broken_premises()
         self._refresh_text()
         self._save()
-        self.events.step.emit()
+        self._announce("step")
 
     def next(self) -> bool:
         if not self.can_next:
@@ -283,7 +282,7 @@ class LessonRun:
         if self._busy:
             return
         self.message = "" if args else self.message  # a change (not show_me's own call): a refusal was about then
-        self.events.numbers.emit()
+        self._announce("numbers")
         broken = self._broken_premises()
         changed = broken != self._broken
         self._broken = broken
@@ -297,12 +296,13 @@ class LessonRun:
                 self.links.reached(name)
                 self._refresh_text()
                 self._save()
-                self.events.done.emit()
+                self._announce("done")
                 return
             changed = changed or was != self.done
         self._refresh_text()
         if changed:
-            self.events.status.emit()
+            self._set_status("what this step builds on no longer holds" if broken else
+                             ("goal met" if self.done else "goal not met yet") if self.kind == "do" else "")
 
     # ------------------------------------------------------------------ predict steps
     def expected(self) -> Any:
@@ -322,7 +322,7 @@ class LessonRun:
         fb = self._feedback(given)
         self.progress.record(self.index, given, fb.correct, predict.saved(fb))
         self._save()
-        self.events.answered.emit(fb)
+        self._announce(answered=fb)
         return fb
 
     def _feedback(self, given: Any) -> Feedback:
@@ -390,7 +390,7 @@ class LessonRun:
         feedback = self.feedback_text()
         if text != self.text or feedback != self._feedback_text:
             self.text, self._feedback_text = text, feedback
-            self.events.text.emit()
+            self._announce("text")
 
     def _save(self) -> None:
         old = self.store.load(self.lesson.id)

@@ -4,7 +4,8 @@ One ``Concealment`` per ``PlaygroundModel`` (``Concealment.of(model)``: it exist
 lesson or the Learn dock was ever opened). A lesson declares what is hidden (``hide(names)``, the step's ``cover``:
 the five step names and ``multihead``); every view that could show one of those numbers, or a quantity that gives
 them away (a weight as a percentage, a Flow line, a hover read-out), asks ``hides(...)`` when it draws and follows
-``events.changed`` (the frozenset of the quantities whose cover came or went); an export of a hidden map is refused with ``withheld_message``.
+``events.changed`` (the frozenset of the quantities whose cover came or went); an export of a hidden map is
+refused with ``withheld_message``.
 
     c = Concealment.of(model); c.hide(("weights", "output")); c.hides("weights")  # True
 """
@@ -57,7 +58,6 @@ class ConcealmentEvents(ModelEvents):
 class Concealment(Evented):
     """The set of hidden quantities now (empty: nothing is hidden)."""
 
-    Events = ConcealmentEvents
     events: ConcealmentEvents
 
     def __init__(self) -> None:

@@ -67,7 +67,6 @@ class PlaygroundEvents(ModelEvents):
 class PlaygroundModel(Evented):
     """Everything the Playground shows or edits, evented. Mutators raise ``ValueError`` and change nothing."""
 
-    Events = PlaygroundEvents
     events: PlaygroundEvents
 
     def __init__(self, preset: str | None = "cat-sat-mat") -> None:
