@@ -93,18 +93,3 @@ class Evented:
         self.status = text
         self._announce("status")
 
-
-class Announcing:
-    """Transitional: the Model tab's models until they subclass ``Evented`` (removed with that change)."""
-
-    events: Any
-    status: str
-
-    def _set_status(self, text: str) -> None:
-        self.status = text
-        self.events.status.emit(text)
-
-    def _changed(self, *names: str) -> None:
-        for name in names:
-            getattr(self.events, name).emit()
-        self.events.changed.emit(frozenset(names))

@@ -28,9 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 import numpy as np
-from psygnal import Signal, SignalGroup
 
-from app.common.evented import Announcing
+from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle, Runner
 from app.model_tab.model.heads_runs import (
     BATCH,
@@ -68,22 +67,22 @@ class HeadsHost(Protocol):
     def select_head(self, layer: int, head: int) -> None: ...
 
 
-class HeadsEvents(SignalGroup):
-    detection = Signal()  # the detectors' result, whether they run, their status
-    kind = Signal()  # the detector shown
-    scan = Signal()  # the scan: result, progress, running, how, measure
-    off = Signal()  # the heads switched off
-    cover = Signal()  # what a lesson's question withholds (the scores, the scan) changed
-    status = Signal()
-    changed = Signal(object)  # frozenset of the names above
+class HeadsEvents(ModelEvents):
+    detection = event()  # the detectors' result, whether they run, their status
+    kind = event()  # the detector shown
+    scan = event()  # the scan: result, progress, running, how, measure
+    off = event()  # the heads switched off
+    cover = event()  # what a lesson's question withholds (the scores, the scan) changed
 
 
-class HeadsAnalysis(Announcing):
+class HeadsAnalysis(Evented):
     """See the module docstring."""
+
+    events: HeadsEvents
 
     def __init__(self, host: HeadsHost) -> None:
         self.host = host
-        self.events = HeadsEvents()
+        super().__init__()
         self.kind = "induction"
         self.off: tuple[Head, ...] = ()
         self.detection: Detection | None = None
@@ -141,7 +140,7 @@ class HeadsAnalysis(Announcing):
         ("" shows it again)."""
         if (str(scores), str(scan)) != (self.withheld, self.scan_withheld):
             self.withheld, self.scan_withheld = str(scores), str(scan)
-            self._changed("cover")
+            self._announce("cover")
 
     def set_shown(self, shown: bool) -> None:
         """The Detect view is on screen (or not): while it is, a loaded model's detectors run when missing."""
@@ -154,7 +153,7 @@ class HeadsAnalysis(Announcing):
             raise ValueError(f"unknown detector {kind!r}: choose one of {', '.join(KINDS)}")
         if kind != self.kind:
             self.kind = kind
-            self._changed("kind")
+            self._announce("kind")
 
     def detect(self) -> None:
         """Run every detector (and the probe's losses) off this thread, with the heads off now switched off."""
@@ -167,7 +166,7 @@ class HeadsAnalysis(Announcing):
         self.detecting = True
         self._set_status(f"Running the detectors on {model.name}"
                          f"{' with ' + off_text(off) if off else ''}…")
-        self._changed("detection")
+        self._announce("detection")
 
         def work() -> Iterator[object]:
             from attention_core.pretrained import PretrainedError
@@ -185,14 +184,14 @@ class HeadsAnalysis(Announcing):
             self._detect_job += 1
             self.detecting = False
             self._set_status("Detectors cancelled." + (" The last result stays." if self.detection else ""))
-            self._changed("detection")
+            self._announce("detection")
 
     def set_scan_how(self, how: str) -> None:
         if how not in SCAN_HOWS:
             raise ValueError(f"how must be one of {', '.join(SCAN_HOWS)}, got {how!r}")
         if how != self.scan_how:
             self.scan_how = how
-            self._changed("scan")
+            self._announce("scan")
 
     def set_scan_measure(self, measure: str) -> None:
         """Which loss the scan grid shows: ``repeat`` (the repeated tokens' second copy) or ``text`` (your text)."""
@@ -200,7 +199,7 @@ class HeadsAnalysis(Announcing):
             raise ValueError(f"measure must be one of {', '.join(SCAN_MEASURES)}, got {measure!r}")
         if measure != self.scan_measure:
             self.scan_measure = measure
-            self._changed("scan")
+            self._announce("scan")
 
     def start_scan(self) -> bool:
         """Switch each head off alone, off this thread (``ablation_scan`` on the traced text and the repeated tokens,
@@ -221,7 +220,7 @@ class HeadsAnalysis(Announcing):
         layers, heads = self.shape
         self.scan_progress = (0, layers * heads)
         self._set_status(f"Scanning {layers * heads} heads of {model.name} ({how} ablation)…")
-        self._changed("scan")
+        self._announce("scan")
         t0 = time.perf_counter()
 
         def cancelled() -> bool:
@@ -251,7 +250,7 @@ class HeadsAnalysis(Announcing):
         if self.scanning and not self._cancel_scan:
             self._cancel_scan = True
             self._set_status("Cancelling the scan…")
-            self._changed("scan")
+            self._announce("scan")
 
     def toggle(self, layer: int, head: int) -> None:
         """Switch one head off, or back on."""
@@ -266,7 +265,7 @@ class HeadsAnalysis(Announcing):
         self.off = new
         self._set_status(f"{off_text(new).capitalize() if new else 'Every head is on again'}: tracing the text "
                          "again…")
-        self._changed("off")
+        self._announce("off")
         if self.host.model is not None:
             self.host.set_text(self.host.text)
             if not self.detecting and (self.detection is not None or self.shown):
@@ -324,12 +323,12 @@ class HeadsAnalysis(Announcing):
         elif isinstance(item, Failed):
             self.detecting = False
             self._set_status(f"Could not run the detectors: {item.message}")
-        self._changed("detection")
+        self._announce("detection")
 
     def _on_scan(self, item: object) -> None:
         if isinstance(item, Progress):
             self.scan_progress = (item.done, item.total)
-            self._changed("scan")
+            self._announce("scan")
             return
         self.scanning = False
         if isinstance(item, ScanResult):
@@ -340,7 +339,7 @@ class HeadsAnalysis(Announcing):
                 self._set_status(f"Scan cancelled after {item.done} of {item.total} heads.")
         elif isinstance(item, Failed):
             self._set_status(f"Could not scan: {item.message}")
-        self._changed("scan")
+        self._announce("scan")
 
     def _follow_model(self) -> None:
         """A new model: nothing measured on the old one counts, every head is on."""
@@ -356,7 +355,7 @@ class HeadsAnalysis(Announcing):
         self.off, self.scan_progress = (), (0, 0)
         self._set_status("Run the detectors to see what each head does." if model is not None else
                          "Open a model, then run the detectors.")
-        self._changed("detection", "scan", "off")
+        self._announce("detection", "scan", "off")
         if self.shown and model is not None:
             self.detect()
 

@@ -4,7 +4,7 @@ It holds the models found offline (``sources``), the loaded ``PretrainedModel``,
 head picked for the large map and the position hovered. Loading and tracing run through an injected ``Runner``
 (``app.common.runner``: a superqt worker in the window, a plain thread in scripts), so the window never waits for
 them: a load can be cancelled (its result is dropped when it arrives; a new load or text supersedes the old), and
-every change emits one event per changed thing on ``session.events`` (psygnal), then ``changed``.
+every change emits one event per changed thing on ``session.events``, then ``changed`` (``app.common.evented``).
 
 Layers and heads are numbered from 0 here, as in ``attention_core.pretrained`` and the interpretability
 literature (GPT-2's induction head "5.1" is layer 5, head 1).
@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from psygnal import Signal, SignalGroup
-
-from app.common.evented import Announcing
+from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import Runner, ThreadRunner
 from app.model_tab.model.heads import HeadsAnalysis
 from app.model_tab.model.playground_head import PlaygroundHead, playground_head
@@ -39,15 +37,13 @@ NO_TEXT = "Type some text to trace."
 """Said for an empty text or one of only spaces, by Trace and by a load alike (the model opens; nothing is traced)."""
 
 
-class InspectEvents(SignalGroup):
-    sources = Signal()
-    load = Signal()  # load state, progress text, the model
-    text = Signal()
-    trace = Signal()
-    selected = Signal()
-    hovered = Signal()
-    status = Signal()
-    changed = Signal(object)  # frozenset of the names above
+class InspectEvents(ModelEvents):
+    sources = event()
+    load = event()  # load state, progress text, the model
+    text = event()
+    trace = event()
+    selected = event()
+    hovered = event()
 
 
 @dataclass(frozen=True)
@@ -69,13 +65,15 @@ class _Failed:
     message: str
 
 
-class InspectSession(Announcing):
+class InspectSession(Evented):
     """See the module docstring. ``own_folders``: where the app saves its trained models; ``recent``: folders
     opened before (the window keeps them in its settings)."""
 
+    events: InspectEvents
+
     def __init__(self, runner: Runner | None = None, own_folders: Sequence[Path] = (),
                  recent: Sequence[str] = ()) -> None:
-        self.events = InspectEvents()
+        super().__init__()
         self.runner: Runner = runner if runner is not None else ThreadRunner()
         self.own_folders, self.recent = list(own_folders), list(recent)
         self.sources: list[ModelSource] = []
@@ -132,7 +130,7 @@ class InspectSession(Announcing):
     # ================================================================== commands
     def refresh_sources(self) -> list[ModelSource]:
         self.sources = discover(self.own_folders, self.recent)
-        self._changed("sources")
+        self._announce("sources")
         return self.sources
 
     def set_dtype(self, dtype: str) -> None:
@@ -140,7 +138,7 @@ class InspectSession(Announcing):
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         self.dtype = dtype
-        self._changed("load")
+        self._announce("load")
 
     def load(self, path: str | Path) -> None:
         """Load the model at ``path`` off this thread, then trace the text. A load already running is superseded."""
@@ -149,7 +147,7 @@ class InspectSession(Announcing):
         job, dtype, text = self._job, self.dtype, self.text
         self.load_state, self.loading_text, self.error = "loading", f"Loading {p.name} ({dtype})…", ""
         self._set_status(f"Loading {p}…")
-        self._changed("load")
+        self._announce("load")
 
         def work() -> Iterator[object]:
             from attention_core.pretrained import PretrainedError, load_pretrained
@@ -182,24 +180,24 @@ class InspectSession(Announcing):
             self.load_state = "ready" if self.model is not None else "empty"
         self.loading_text = ""
         self._set_status("Cancelled." + (" The model shown before stays." if self.model is not None else ""))
-        self._changed("load", "trace")
+        self._announce("load", "trace")
 
     def set_text(self, text: str) -> None:
         """Trace ``text`` with the loaded model (off this thread); without a model it is kept for the next load."""
         self.text = str(text)
-        self._changed("text")
+        self._announce("text")
         if self.model is None or self.load_state == "loading":
             return
         if not self.text.strip():
             self.error = NO_TEXT
             self._set_status(self.error)
-            self._changed()
+            self._announce()
             return
         self._job += 1
         job, model, text_now = self._job, self.model, self.text
         self.tracing, self.error = True, ""
         self._set_status(f"Tracing {len(text_now)} characters through {model.name}…")
-        self._changed("trace")
+        self._announce("trace")
         off = self.heads.off  # the heads switched off now (the Detect view)
         self._start(job, lambda: _trace(model, text_now, off))
 
@@ -210,14 +208,14 @@ class InspectSession(Announcing):
                              "(numbered from 0)")
         if (layer, head) != self.selected:
             self.selected = (int(layer), int(head))
-            self._changed("selected")
+            self._announce("selected")
 
     def hover(self, position: int | None) -> None:
         """The query position under the pointer (None: none); the next-token list follows it."""
         pos = None if position is None or self.trace is None or not 0 <= position < len(self.trace) else position
         if pos != self.hovered:
             self.hovered = pos
-            self._changed("hovered")
+            self._announce("hovered")
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         """Drop every pending result and wait for the worker threads (the window closes)."""
@@ -264,16 +262,16 @@ class InspectSession(Announcing):
             i = item.model.info
             self._set_status(f"Loaded {item.model.name} in {item.seconds:.1f} s: {i.family}, {i.layers} layers × "
                              f"{i.heads} heads, {i.parameters:,} parameters ({i.dtype}). Tracing…")
-            self._changed("load", "selected", "trace", "sources")
+            self._announce("load", "selected", "trace", "sources")
         elif isinstance(item, _Traced):
             self.trace, self.traced_text, self.tracing, self.hovered = item.trace, item.text, False, None
             if item.text != self.text:
                 self.text = item.text
-                self._changed("text")
+                self._announce("text")
             note = "".join(f" ({n})" for n in (item.trace.note, off_text(item.trace.ablated)) if n)
             self._set_status(f"{self.model.name if self.model else ''}: {len(item.trace)} tokens traced in "
                              f"{item.seconds:.2f} s{note}. Hover a map for weights; click a head to enlarge it.")
-            self._changed("trace", "hovered")
+            self._announce("trace", "hovered")
         elif isinstance(item, _Failed):
             self.error, self.tracing = item.message, False
             if item.stage == "load":
@@ -284,7 +282,7 @@ class InspectSession(Announcing):
             else:
                 self._set_status(item.message if item.message == NO_TEXT else
                                  f"Could not trace the text: {item.message}")
-            self._changed("load", "trace")
+            self._announce("load", "trace")
 
 
 def _trace(model: PretrainedModel, text: str, off: Sequence[tuple[int, int]] = ()) -> Iterator[object]:

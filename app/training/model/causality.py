@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from psygnal import Signal, SignalGroup
+from app.common.evented import Evented, ModelEvents, event
 
 if TYPE_CHECKING:
     from app.training.model.session import TrainingSession
@@ -47,16 +47,18 @@ class CausalityResult:
         return verdict + (f"Positions after {t} read the replaced tokens themselves (largest change {after:.3g}).")
 
 
-class CausalityEvents(SignalGroup):
-    result = Signal()  # a new result, or an error, or cleared
+class CausalityEvents(ModelEvents):
+    result = event()  # a new result, or an error, or cleared
 
 
-class CausalityModel:
+class CausalityModel(Evented):
     """Position, trials and the latest result of the probe on the session's shown step."""
 
+    events: CausalityEvents
+
     def __init__(self, session: TrainingSession) -> None:
+        super().__init__()
         self.session = session
-        self.events = CausalityEvents()
         self.position: int | None = None
         self.trials = DEFAULT_TRIALS
         self.result: CausalityResult | None = None
@@ -103,7 +105,7 @@ class CausalityModel:
                 raise ValueError(f"trials must be >= 1, got {self.trials}")
         except ValueError as exc:
             self.error = str(exc)
-            self.events.result.emit()
+            self._announce("result")
             return None
         self.position = t
         params, probe, causal, trials_n, labels = snap.params, list(snap.probe), snap.causal, self.trials, snap.labels
@@ -119,11 +121,11 @@ class CausalityModel:
         """A finished probe (from ``job``) becomes the shown result."""
         self.error = ""
         self.result = result
-        self.events.result.emit()
+        self._announce("result")
 
     def fail(self, text: str) -> None:
         self.error = text
-        self.events.result.emit()
+        self._announce("result")
 
     def run(self, position: int | None = None, trials: int | None = None, seed: int = 0) -> bool:
         """``job`` made at once, on this thread (scripts and tests); False when refused."""
