@@ -13,7 +13,7 @@ The map, by subject (read the top first):
   ``multihead`` (``MultiHeadAttention``, the torch module the transformer trains), ``positions`` (``POSITIONAL_KINDS``,
   ``sinusoidal_table``, ``rotary_angles``, ``apply_rotary``), ``presets`` (the worked examples), ``projection``
   (``pca_2d``); and what they share: ``_validate``, ``devices`` (``available_devices``, ``resolve_device``),
-  ``fileio`` (``atomic_write``).
+  ``fileio`` (``atomic_write``); ``notebook`` (how results draw themselves in Jupyter: SVG from numpy).
 - ``tiny/``: the tiny transformer this app trains and what is measured on it: ``model`` (``TinyTransformer``,
   ``ModelConfig``), ``config`` (``TrainConfig``, torch-free), ``tasks`` (``TASKS``, ``TASK_NAMES``: reversal, copy,
   sort, induction; their data and ideal patterns), ``vocab`` (``PAD``, ``SEP``, ``token_labels``), ``optim``,

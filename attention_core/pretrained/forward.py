@@ -123,7 +123,7 @@ def _qkv(spec: ArchSpec, lw: LayerWeights, h: torch.Tensor) -> tuple[torch.Tenso
     return _split(lw.q(h), H, dh), _split(lw.k(h), KV, dh), _split(lw.v(h), KV, dh)
 
 
-class Runner:
+class ForwardPass:
     """The forward pass of one model (its spec and weights); rotary tables are built once per length."""
 
     def __init__(self, spec: ArchSpec, weights: ModelWeights) -> None:

@@ -20,7 +20,7 @@ import torch
 
 from .config import ArchSpec, parse_config
 from .errors import PretrainedError
-from .forward import Ablation, ForwardOutput, ModelWeights, Runner
+from .forward import Ablation, ForwardOutput, ForwardPass, ModelWeights
 from .tokenizer import HFTokenizer, OwnVocab
 from .trace import ModelInfo, Trace
 
@@ -41,7 +41,7 @@ def _dtype(dtype: Any) -> torch.dtype:
 class PretrainedModel:
     """A loaded model: ``name``, ``info``, ``spec``, ``tokenizer``; ``encode``, ``forward``, ``trace``, ``losses``.
 
-    ``forward`` is our own pass (``forward.Runner``): explicit attention, optional per-head records and ablation.
+    ``forward`` is our own pass (``forward.ForwardPass``): explicit attention, optional per-head records and ablation.
     ``threads``: torch's intra-op CPU threads while this model runs (set and restored around each call; None leaves
     torch's setting). On a busy machine 1 is the fast choice: a parallel kernel waits for its slowest thread, and
     a GPT-2-small trace took 3 s with 2 threads against 0.4 s with 1 on this project's shared 2-core machine.
@@ -55,7 +55,7 @@ class PretrainedModel:
         self.weights = weights
         self.tokenizer = tokenizer
         self.path = path
-        self.runner = Runner(spec, weights)
+        self.forward_pass = ForwardPass(spec, weights)
         tensors = weights.tensors()
         dtype = str(weights.embed.dtype).replace("torch.", "")
         self.info = ModelInfo(spec.family, spec.model_type, spec.n_layers, spec.n_heads, spec.n_kv_heads,
@@ -73,7 +73,7 @@ class PretrainedModel:
 
     @property
     def device(self) -> torch.device:
-        return self.runner.device
+        return self.forward_pass.device
 
     # --- tokens ---------------------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
@@ -117,7 +117,7 @@ class PretrainedModel:
     # --- running ----------------------------------------------------------------------------------------
     def forward(self, ids: Any, *, ablate: Ablation | None = None, record: Any = (), logits: bool = True,
                 **kwargs: Any) -> ForwardOutput:
-        """Our forward pass on ids (T,) or (B, T); see ``forward.Runner.run`` for ``record`` and the rest.
+        """Our forward pass on ids (T,) or (B, T); see ``forward.ForwardPass.run`` for ``record`` and the rest.
         ``ablate``: {(layer, head): "zero" | mean vector (d_head,)}, applied before the output projection."""
         t = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=self.device)
         if t.dim() == 1:
@@ -130,7 +130,7 @@ class PretrainedModel:
                 if isinstance(how, str) and how != "zero":
                     raise ValueError(f"ablate: {how!r} is not 'zero' or a mean vector")
         with cpu_threads(self.threads if self.device.type == "cpu" else None):
-            return self.runner.run(t, ablate=ablate, record=frozenset(record), logits=logits, **kwargs)
+            return self.forward_pass.run(t, ablate=ablate, record=frozenset(record), logits=logits, **kwargs)
 
     def losses(self, ids: Any, *, ablate: Ablation | None = None) -> np.ndarray:
         """Per-position next-token loss (nats), (T - 1,) or (B, T - 1): entry t is −log p(ids[t + 1] | ids[≤ t])."""
@@ -157,7 +157,7 @@ class PretrainedModel:
                 layers[i] = torch.empty(0)
             return arr
 
-        masks = tuple(None if m is None else m.cpu().numpy() for m in self.runner.masks(len(ids)))
+        masks = tuple(None if m is None else m.cpu().numpy() for m in self.forward_pass.masks(len(ids)))
         assert out.logits is not None
         return Trace(self.name, ids, self.token_strings(ids.tolist()), out.logits[0].cpu().numpy(), stack("weights"),
                      self.info, note, q=stack("q"), k=stack("k"), v=stack("v"),

@@ -221,8 +221,8 @@ def test_threads_are_set_for_the_call_and_restored(hf_models):
     before = torch.get_num_threads()
     model = load_pretrained(hf_models["gpt2"], threads=1)
     seen = []
-    real = model.runner.run
-    model.runner.run = lambda *a, **k: seen.append(torch.get_num_threads()) or real(*a, **k)
+    real = model.forward_pass.run
+    model.forward_pass.run = lambda *a, **k: seen.append(torch.get_num_threads()) or real(*a, **k)
     model.trace("The quick")
     assert seen == [1] and torch.get_num_threads() == before
     with pytest.raises(PretrainedError, match="threads must be a positive integer"):

@@ -91,7 +91,7 @@ def run_detectors(model: Any, off: Iterable[Head] = (), *, seq_len: int | None =
     losses = token_losses(out.logits, torch.as_tensor(ids, device=out.logits.device)).cpu().numpy()
     scores = {kind: HeadScores(kind, score_attention(kind, att, s, o), ids, s, model=model.name, offset=o)
               for kind in KINDS}
-    masks = tuple(None if m is None else m.cpu().numpy() for m in model.runner.masks(ids.shape[1]))
+    masks = tuple(None if m is None else m.cpu().numpy() for m in model.forward_pass.masks(ids.shape[1]))
     if off and clean_repeat is None:
         clean_repeat = repeated_tokens(model, s, seed, batch=batch)
     return Detection(model.name, off, scores, np.array(att[0]), model.token_strings(ids[0].tolist()), masks,
