@@ -139,3 +139,24 @@ def test_train_config_is_the_same_class_everywhere():
 
     assert TrainConfig is training.TrainConfig is train_config.TrainConfig
     assert TrainConfig().model_config().max_seq_len == 13
+
+
+def test_the_torch_free_parts_of_the_tiny_transformer_stay_torch_free():
+    """A settings form validates a config on every keystroke: the config, the tasks' names and shapes and the kinds
+    of positions answer without torch (tasks and positions hold torch code too, loaded on first use)."""
+    code = ("import sys\n"
+            "from attention_core.tiny.config import TrainConfig\n"
+            "from attention_core.tiny.tasks import TASKS, TASK_NAMES, sequence_length, task_problems\n"
+            "from attention_core.positions import POSITIONAL_KINDS, check_positional\n"
+            "from attention_core.scaling.results import ScalingConfig\n"
+            "TrainConfig(task='sort', positional='rotary').validate()\n"
+            "assert task_problems('sort', 20, 16) and sequence_length('induction', 6) == 12\n"
+            "assert TASKS['copy'].scored_queries(3) == range(3, 6) and len(TASK_NAMES) == 4\n"
+            "check_positional('sinusoidal', 32, 4); ScalingConfig()\n"
+            "sys.exit('torch loaded' if 'torch' in sys.modules else 0)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=CORE.parent, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    # and the torch part still works once asked for
+    from attention_core.tiny.tasks import generate_task_data
+
+    assert generate_task_data("copy", 2, 3, 8, seed=0).shape == (2, 7)
