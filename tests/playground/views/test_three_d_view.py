@@ -16,7 +16,7 @@ from app.playground.model.playground import PlaygroundModel
 from app.playground.views.three_d.model import surface_of
 from attention_core import STEP_NAMES, attention_steps, causal_mask
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_heights_are_the_steps_numbers_and_masked_cells_sit_at_the_floor():
