@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from psygnal import Signal, SignalGroup
 
+from app.common.evented import Evented, ModelEvents, event
 from app.playground.model.concealment import Concealment
 from app.playground.model.playground import PlaygroundModel
 from attention_core import Projection, pca_2d
@@ -27,9 +27,9 @@ from attention_core import Projection, pca_2d
 KINDS = ("q", "k")
 
 
-class VectorSpaceEvents(SignalGroup):
-    geometry = Signal()   # arrows, plane, notes: after every playground result and a new selected query
-    hovered = Signal()    # the hovered arrow and ``hover_html``
+class VectorSpaceEvents(ModelEvents):
+    geometry = event()   # arrows, plane, notes: after every playground result and a new selected query
+    hovered = event()    # the hovered arrow and ``hover_html``
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,13 @@ class PairInfo:
     masked: bool
 
 
-class VectorSpace:
+class VectorSpace(Evented):
     """Everything the Vector view draws, from the playground's current result."""
 
+    events: VectorSpaceEvents
+
     def __init__(self, playground: PlaygroundModel) -> None:
-        self.events = VectorSpaceEvents()
+        super().__init__()
         self.playground = playground
         self.selected = 0
         self.hovered: tuple[str, int] | None = None
@@ -69,7 +71,7 @@ class VectorSpace:
         self.live = True  # False while no one looks (the view's tab hidden): results only mark the geometry stale
         self._stale = False
         self.concealment = Concealment.of(playground)
-        """What a lesson's question hides now: hover and labels withhold those numbers (issue 24)."""
+        """What a lesson's question hides now: hover and labels withhold those numbers."""
         playground.events.result.connect(self._on_result)  # a new token name, mask or scale recomputes it too
         self.concealment.events.changed.connect(self._on_concealment)
         self._update()
@@ -117,7 +119,7 @@ class VectorSpace:
         if target != self.hovered:
             self.hovered = target
             self._describe_hover()
-            self.events.hovered.emit()
+            self._announce("hovered")
 
     def drag_row(self, kind: str, index: int, point: tuple[float, float], decimals: int = 2) -> tuple[str, np.ndarray]:
         """The matrix row a dragged arrow head at ``point`` (plane coordinates) stands for: ("Q" or "K", the row),
@@ -154,8 +156,7 @@ class VectorSpace:
     # ------------------------------------------------------------------ internals
     def _on_concealment(self) -> None:
         self._describe_hover()
-        self.events.geometry.emit()
-        self.events.hovered.emit()
+        self._announce("geometry", "hovered")
 
     def _on_result(self) -> None:
         if self.live:
@@ -206,8 +207,7 @@ class VectorSpace:
         if self.hovered is not None and self.hovered[1] >= (lq if self.hovered[0] == "q" else len(k)):
             self.hovered = None
         self._describe_hover()
-        self.events.geometry.emit()
-        self.events.hovered.emit()
+        self._announce("geometry", "hovered")
 
     def _describe_hover(self) -> None:
         if self.hovered is None:
