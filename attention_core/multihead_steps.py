@@ -48,6 +48,11 @@ class MultiHeadSteps:
     b_o: np.ndarray | None
     output: np.ndarray
 
+    def _repr_html_(self) -> str:  # Jupyter draws every head's weights, the concat and the output
+        from .notebook import html_block, multihead_svg
+
+        return html_block(multihead_svg(self))
+
 
 def split_heads(x: np.ndarray, num_heads: int, name: str = "x") -> np.ndarray:
     """(L, H*d) -> (H, L, d): head h takes columns h*d .. (h+1)*d - 1."""
