@@ -25,10 +25,10 @@ from app.playground.qt.inputs_panel import InputsPanel, set_visible
 from app.playground.qt.label_box import LabelBox
 from app.playground.qt.pipeline import PipelineView
 from app.playground.qt.steps_header import HeadsBanner, SharedRangeToggle
-from app.playground.views.registry import VIEW_NAMES, VIEWS
+from app.playground.views import registry
 from app.widgets.side_panel import SideScroll
 
-LAZY_VIEWS = tuple((v.name, v.title) for v in VIEWS)
+LAZY_VIEWS = tuple((v.name, v.title) for v in registry.VIEWS)
 """(name, title) of the views behind the Steps view, in tab order (``app/playground/views/registry.py``)."""
 
 
@@ -62,7 +62,8 @@ class PlaygroundTab(QSplitter):
         self._views: dict[str, QWidget] = {}  # the lazy views built so far
         self._holders: dict[str, QWidget] = {}  # their placeholders until then
         self._when_built: dict[str, list[Callable[[Any], None]]] = {}
-        for entry in VIEWS:
+        self._entries = {entry.name: entry for entry in registry.VIEWS}  # read when the tab is made
+        for entry in self._entries.values():
             self._holders[entry.name] = QWidget()
             self.view_tabs.addTab(self._holders[entry.name], entry.title)
         self.view_tabs.currentChanged.connect(self._on_view_changed)
@@ -171,7 +172,7 @@ class PlaygroundTab(QSplitter):
     def __getattr__(self, name: str) -> Any:
         """``tab.multihead``, ``tab.vectors``, ``tab.three_d``, ``tab.flow``: the view, built if not yet (every view
         of the registry, under its name)."""
-        if name in VIEW_NAMES:
+        if name in self.__dict__.get("_entries", {}):  # (looked up without __getattr__ while __init__ runs)
             return self.view(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -188,7 +189,7 @@ class PlaygroundTab(QSplitter):
     def view(self, name: str) -> QWidget:
         """The view ``name`` (one of the registry's), built in its placeholder's place if not yet."""
         if name not in self._views:
-            entry = next(v for v in VIEWS if v.name == name)
+            entry = self._entries[name]
             view = self._make_view(entry.module)
             self._views[name] = view
             holder = self._holders.pop(name)

@@ -25,5 +25,3 @@ VIEWS = (
     PlaygroundView("three_d", "3D", "app.playground.views.three_d.view"),
     PlaygroundView("flow", "Flow", "app.playground.views.flow.view"),
 )
-
-VIEW_NAMES = tuple(v.name for v in VIEWS)
