@@ -38,11 +38,16 @@ PLANTED = {
     "app/widgets/_planted.py": ("def f():\n    from app.shell import main_window\n",
                                 "app.widgets._planted -> app.shell.main_window",
                                 "Qt parts and widgets never import the window"),
-    "app/flow/qt/_planted.py": ("def f():\n    from app.training import cli\n",
-                                "app.flow.qt._planted -> app.training.cli",
-                                "Qt parts and widgets never import the window"),
-    # a sibling cycle: the Playground's model importing Training (which imports the Playground through flow)
-    "app/playground/model/_planted.py": ("def f():\n    from app.training.qt import panel\n", "",
+    "app/playground/views/flow/_planted.py": ("def f():\n    from app.training import cli\n",
+                                              "app.playground.views.flow._planted -> app.training.cli",
+                                              "Qt parts and widgets never import the window"),
+    # up the layers: a shared widget importing a feature, a feature importing the window
+    "app/widgets/_planted_feature.py": ("def f():\n    from app.lab import model\n",
+                                        "app.widgets._planted_feature -> app.lab.model", "Layers: the command line"),
+    "app/lab/_planted.py": ("def f():\n    from app.shell import hosts\n", "app.lab._planted -> app.shell.hosts",
+                            "Layers: the command line"),
+    # a sibling cycle: the Playground's model importing Learn (whose lessons drive the Playground)
+    "app/playground/model/_planted.py": ("def f():\n    from app.learn.model import engine\n", "",
                                          "Sibling packages and modules are acyclic"),
 }
 
@@ -193,8 +198,8 @@ def test_headless_commands_load_no_qt(command, tmp_path):
     assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
 
 
-FEATURES = ("playground", "training", "experiments", "lab", "learn", "playground.views.vectors", "playground.views.flow",
-            "playground.views.three_d")
+FEATURES = ("playground", "training", "experiments", "lab", "learn", "playground.views.vectors",
+            "playground.views.flow", "playground.views.three_d")
 
 
 def test_every_feature_opens_alone(tmp_path):
