@@ -28,9 +28,9 @@ ARROW = "⟶"
 
 
 def test_each_arrow_is_one_glyph_that_reads_as_an_arrow(window):
-    """Issue 24: "① ─× 0.5─▶" rendered as "① −× 0.5−▶": the box-drawing line in the app's font looked like a minus
-    sign next to the operation. Each arrow is now one long-arrow glyph the font has, wider than a minus sign, between
-    the source and its operation."""
+    """"① ─× 0.5─▶" rendered as "① −× 0.5−▶": the box-drawing line in the app's font looked like a minus sign next to
+    the operation. Each arrow is one long-arrow glyph the font has, wider than a minus sign, between the source and
+    its operation."""
     from PySide6.QtGui import QFontMetricsF
     from PySide6.QtWidgets import QLabel
 

@@ -1,1 +1,1 @@
-"""The Playground's Qt views: steps, multi-head, inputs, editors, controls, and its undo commands."""
+"""The Playground's Qt parts under its views: the Steps view, inputs, editors, controls, and its undo commands."""

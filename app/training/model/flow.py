@@ -1,4 +1,4 @@
-"""The Training tab's flow (``app.flow``'s lines) at a recorded step: one layer's heads on the probe sequence,
+"""The Training tab's flow (``app.common.flow.FlowData``) at a recorded step: one layer's heads on the probe sequence,
 read from the snapshot, never recomputed. Qt-free."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The Training tab's Flow view: ``app.flow``'s lines for the session's shown step, with a layer picker."""
+"""The Training tab's Flow view: the shared flow drawing (``app.widgets.flow``) for the session's shown step, with a
+layer picker."""
 
 from __future__ import annotations
 
