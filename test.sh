@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up (first run only), then check in order, stopping at the first failure:
-#   ruff (lint), mypy (types of attention_core and app/models), lint-imports (architecture contracts), pytest
+#   ruff (lint), mypy (types of attention_core and app's Qt-free parts), lint-imports (architecture contracts), pytest
 #   (the whole suite on two workers; ./test.sh tests/<folder> or -k runs that part in one process).
 # Configuration of all four lives in pyproject.toml. Extra arguments go to pytest.
 set -euo pipefail

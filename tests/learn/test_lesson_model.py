@@ -40,7 +40,7 @@ def test_every_step_behaves_right_and_wrong(walked):
 
 
 def test_the_answers_are_the_models_own_measurements(walked):
-    from app.model_tab.model.heads_runs import BATCH, SEED, run_detectors
+    from app.model_tab.model.detect_runs import BATCH, SEED, run_detectors
     from attention_core.phenomena import head_scores, repeated_tokens
 
     recs, session = walked[True]

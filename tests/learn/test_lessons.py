@@ -22,7 +22,7 @@ from app.learn.model.engine import (
 )
 from app.learn.model.expr import Evaluator, LessonExprError, render
 from app.learn.model.lab import uses_lab
-from app.learn.model.model_link import uses_model
+from app.learn.model.model_tab import uses_model
 from app.learn.model.training import uses_training
 from app.learn.model.walk import check_file, dry_run, step_records
 from app.playground.model.playground import PlaygroundModel

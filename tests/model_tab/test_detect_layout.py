@@ -8,12 +8,12 @@ from __future__ import annotations
 def _detect_at(window, qtbot, path, size):
     """The Model tab's session with a model and its detectors run, and a Detect view of it at ``size`` (the room the
     window gives it: 660 × 510 at 1280 × 800 beside the Learn dock, measured on a screenshot)."""
-    from app.model_tab.qt.heads_view import HeadsView
+    from app.model_tab.qt.detect_view import DetectView
 
     session = window.inspect.model
     session.load(path)
     qtbot.waitUntil(lambda: session.trace is not None and not session.tracing, timeout=60_000)
-    view = HeadsView(session)
+    view = DetectView(session)
     qtbot.addWidget(view)
     view.resize(*size)
     view.show()

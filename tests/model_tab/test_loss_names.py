@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from app.model_tab.model.heads_runs import BATCH, SEED
+from app.model_tab.model.detect_runs import BATCH, SEED
 from app.model_tab.model.session import InspectSession
 
 
@@ -30,7 +30,7 @@ def _plain(html_text: str) -> str:
 
 
 def test_the_curve_and_the_scan_name_their_second_copy_losses_apart(measured, qtbot):
-    from app.model_tab.qt.heads_maps import LossCurveView, ScanPanel
+    from app.model_tab.qt.detect_maps import LossCurveView, ScanPanel
     from attention_core.phenomena import repeated_tokens
 
     four = repeated_tokens(measured.model, seed=SEED, batch=BATCH)

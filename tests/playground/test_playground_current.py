@@ -102,7 +102,8 @@ def test_public_automation_surface(qapp):
         np.testing.assert_allclose(m.result.output, out, rtol=1e-12)
         assert f"{m.result.weights[1, 0]:.4g}" in m.explanation
         np.testing.assert_array_equal(w.pipeline.heatmaps["weights"].values(), m.result.weights)
-        from app.models import PlaygroundModel, TrainingSession
+        from app.playground.model.playground import PlaygroundModel
+        from app.training.model.session import TrainingSession
 
         assert isinstance(m, PlaygroundModel) and isinstance(w.training, TrainingSession)
     finally:

@@ -33,7 +33,7 @@ def bos_pair(hf_models, tmp_path_factory):
 
 
 def test_the_detectors_skip_a_bos_outside_the_vocabulary(bos_pair):
-    from app.model_tab.model.heads_runs import run_detectors
+    from app.model_tab.model.detect_runs import run_detectors
     from attention_core.phenomena import ablation_scan, all_head_scores, head_scores, repeated_tokens
     from attention_core.phenomena.detect import bos_offset, repeated_ids
 

@@ -58,7 +58,7 @@ class LessonRun(Evented):
     """One lesson being walked over ``model``. ``apply``: how edits reach the model (default: call directly).
     ``training``: the window's ``TrainingSession`` for lessons about the Training tab (``app.learn.model.training``);
     ``lab``: its ``ScalingLab`` (``app.learn.model.lab``); ``inspect``: its Model tab's ``InspectSession``
-    (``app.learn.model.model_link``); ``wait(done, timeout_s)``: how to let their runs go on until ``done()``
+    (``app.learn.model.model_tab``); ``wait(done, timeout_s)``: how to let their runs go on until ``done()``
     (default: pump their ``ThreadRunner`` s). What it says follows the playground now, on every change: the
     text (a broken premise, ``goals.premises``, is said instead), ``done``, the feedback (``feedback_text``)."""
 

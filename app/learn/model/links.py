@@ -1,5 +1,5 @@
 """What a lesson reaches beyond the playground: the window's ``TrainingSession`` (``app.learn.model.training``), its
-Lab (``app.learn.model.lab``) and its Model tab (``app.learn.model.model_link``). ``Links`` gives the lesson engine
+Lab (``app.learn.model.lab``) and its Model tab (``app.learn.model.model_tab``). ``Links`` gives the lesson engine
 one place for their expression names, their do-step goals (detected from their events, performed by "show me") and
 waiting for their background runs. Qt-free."""
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.learn.model import lab as lesson_lab
 from app.learn.model import training as lesson_training
-from app.learn.model.model_link import MODEL_GOALS, MODEL_NAMES, ModelLink
+from app.learn.model.model_tab import MODEL_GOALS, MODEL_NAMES, ModelTabLink
 from app.learn.model.training import Wait, default_wait
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class Links:
     def __init__(self, training: TrainingSession | None = None, lab: ScalingLab | None = None,
                  wait: Wait | None = None, inspect: InspectSession | None = None) -> None:
         self.training, self.lab = training, lab
-        self.model = ModelLink(inspect) if inspect is not None else None
+        self.model_tab = ModelTabLink(inspect) if inspect is not None else None
         self.wait: Wait = wait or default_wait(*(x.runner for x in (training, lab, inspect) if x is not None))
         self._train_baseline: lesson_training.Baseline | None = None
         self._lab_baseline: lesson_lab.Baseline | None = None
@@ -42,8 +42,8 @@ class Links:
             out += [ev.run_state, ev.history, ev.ablation, ev.shown, ev.config]
         if self.lab is not None:
             out += [self.lab.events.run_state, self.lab.events.results]
-        if self.model is not None:
-            out += self.model.signals()
+        if self.model_tab is not None:
+            out += self.model_tab.signals()
         return out
 
     def names(self) -> tuple[dict[str, Any], dict[str, str]]:
@@ -53,13 +53,13 @@ class Links:
             names.update(lesson_training.context(self.training, self._measured))
         if self.lab is not None:
             names.update(lesson_lab.context(self.lab))
-        if self.model is not None:
-            names.update(self.model.context())
+        if self.model_tab is not None:
+            names.update(self.model_tab.context())
         no_training = lesson_training.NO_MODEL if self.training is not None else (
             "this lesson needs the Training tab (run it in the app)")
         no_lab = lesson_lab.NO_MEASUREMENT if self.lab is not None else "this lesson needs the Lab (run it in the app)"
         return names, dict.fromkeys(lesson_training.TRAINING_NAMES, no_training) | dict.fromkeys(
-            lesson_lab.LAB_NAMES, no_lab) | (self.model.missing() if self.model is not None else dict.fromkeys(
+            lesson_lab.LAB_NAMES, no_lab) | (self.model_tab.missing() if self.model_tab is not None else dict.fromkeys(
             MODEL_NAMES, "this lesson needs the Model tab (run it in the app)"))
 
     def opened(self) -> None:
@@ -69,7 +69,7 @@ class Links:
 
     def goal_met(self, name: str, value: Any) -> bool:
         if name in MODEL_GOALS:
-            return self.model is not None and self.model.goal_met(name, value)
+            return self.model_tab is not None and self.model_tab.goal_met(name, value)
         if name in lesson_training.TRAINING_GOALS:
             return self.training is not None and lesson_training.goal_met(self.training, name, value,
                                                                           self._train_baseline)
@@ -83,9 +83,9 @@ class Links:
     def perform(self, name: str, value: Any) -> tuple[bool, str]:
         """Show me: (started or done, message)."""
         if name in MODEL_GOALS:
-            if self.model is None:
+            if self.model_tab is None:
                 return False, "This step needs the Model tab: open the lesson in the app."
-            return self.model.perform(name, value)
+            return self.model_tab.perform(name, value)
         if name in lesson_training.TRAINING_GOALS:
             if self.training is None:
                 return False, "This step needs the Training tab: open the lesson in the app."
@@ -99,4 +99,4 @@ class Links:
         t, lab = self.training, self.lab
         return bool((t is not None and (t.is_running or t.run_state == "building")) or (lab is not None and
                                                                                           lab.is_running)
-                    or (self.model is not None and self.model.busy()))
+                    or (self.model_tab is not None and self.model_tab.busy()))

@@ -37,7 +37,7 @@ from typing import Any
 
 from app.learn.model.expr import LessonExprError, parse, placeholders
 from app.learn.model.lab import LAB_GOALS
-from app.learn.model.model_link import HEAD_SETS, MODEL_GOALS
+from app.learn.model.model_tab import HEAD_SETS, MODEL_GOALS
 from app.learn.model.training import ABLATE_TARGETS, TRAINING_GOALS
 from app.playground.model.state import MASK_MODES, PlaygroundState
 from attention_core.presets import PRESET_NAMES

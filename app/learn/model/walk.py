@@ -14,7 +14,7 @@ from app.learn.model.expr import LessonExprError
 from app.learn.model.files import Lesson, load_lesson
 from app.learn.model.lab import uses_lab
 from app.learn.model.links import RUN_GOALS
-from app.learn.model.model_link import uses_model
+from app.learn.model.model_tab import uses_model
 from app.learn.model.schema import LessonFileError, Problem
 from app.learn.model.training import uses_training
 from app.playground.model.playground import PlaygroundModel

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import Runner, ThreadRunner
-from app.model_tab.model.heads import HeadsAnalysis
+from app.model_tab.model.detect import HeadsAnalysis
 from app.model_tab.model.playground_head import PlaygroundHead, playground_head
 from app.model_tab.model.sources import ModelSource, discover
 from app.model_tab.model.views import off_text

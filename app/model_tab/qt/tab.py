@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.model_tab.model.session import InspectSession
 from app.model_tab.model.views import next_token_html
-from app.model_tab.qt.heads_view import HeadsView
+from app.model_tab.qt.detect_view import DetectView
 from app.model_tab.qt.sources import SourcesPanel
 from app.model_tab.qt.tokens import TokenStrip
 from app.model_tab.qt.views import HeadMapView, HeadsGridView, LayerFlowView
@@ -66,7 +66,7 @@ class ModelTab(QSplitter):
         self.views.addTab(self.grid, "Heads")
         self.views.addTab(self.head_map, "Head")
         self.views.addTab(self.flow, "Flow")
-        self.detect = HeadsView(session)  # detectors, ablation scan, heads off
+        self.detect = DetectView(session)  # detectors, ablation scan, heads off
         self.views.addTab(self.detect, "Detect")
         self.grid.headClicked.connect(lambda _l, _h: self.views.setCurrentWidget(self.head_map))
         v.addWidget(self.views, 1)

@@ -54,7 +54,7 @@ def uses_model(lesson: Any) -> bool:
     return False
 
 
-class ModelLink:
+class ModelTabLink:
     """The lesson's hold on the Model tab: names, goals and show me, and the clean detection it remembers."""
 
     def __init__(self, session: InspectSession) -> None:
@@ -92,7 +92,7 @@ class ModelLink:
         if not self._open() or model is None:
             raise LessonExprError(NO_MODEL)
         if self._clean is None or self._clean.model != model.name:
-            from app.model_tab.model.heads_runs import BATCH, SEED, run_detectors
+            from app.model_tab.model.detect_runs import BATCH, SEED, run_detectors
 
             self._clean = run_detectors(model, (), seed=SEED, batch=BATCH)
         return self._clean
@@ -146,7 +146,7 @@ class ModelLink:
 
     def second_half_without(self, which: str) -> float:
         """The probe's second-half loss with ``which`` heads off (the same probe as the Detect view's)."""
-        from app.model_tab.model.heads_runs import BATCH, SEED, run_detectors
+        from app.model_tab.model.detect_runs import BATCH, SEED, run_detectors
 
         heads, clean = self.heads_of(str(which)), self.clean()
         key = (id(self.session.model), ",".join(f"{a}.{b}" for a, b in heads))

@@ -9,9 +9,9 @@ import threading
 import numpy as np
 import pytest
 
-from app.model_tab.model import heads as heads_module
-from app.model_tab.model.heads_runs import KINDS, THRESHOLD
-from app.model_tab.model.heads_views import (
+from app.model_tab.model import detect as detect_module
+from app.model_tab.model.detect_runs import KINDS, THRESHOLD
+from app.model_tab.model.detect_views import (
     head_rows,
     ideal_marks,
     off_html,
@@ -292,7 +292,7 @@ def test_without_a_model_nothing_runs():
     assert a.switch_off_above() == 0 and "run the detectors first" in a.status
     assert score_grid(a) is None and pattern(a, 0, 0) is None and repeat_curve(a) is None and scan_grid(a) is None
     assert head_rows(a) == [] and off_html(a) == "Every head is on."
-    assert heads_module.HeadsAnalysis is type(a)
+    assert detect_module.HeadsAnalysis is type(a)
 
 
 def test_the_next_token_list_is_the_stable_argsorts_first_k_even_with_ties():

@@ -14,7 +14,7 @@ It lives on the ``InspectSession`` (``session.heads``) and follows it; scripts r
   likewise. The measurements themselves are kept and shown again when the question is answered.
 - **Heads off**: ``toggle``, ``set_off``, ``switch_off_above``, ``switch_all_on``. The session traces its text again
   with them off (``PretrainedModel.trace(ablate=...)``), so the rest of the tab shows the model without them, and
-  the detectors rerun; a scan made with other heads off says so (``heads_views``).
+  the detectors rerun; a scan made with other heads off says so (``detect_views``).
 
 Everything long runs through the session's ``Runner``; a result that arrives for an older model or an older set of
 heads is dropped (or, for the detectors, run again for the heads off now). Layers and heads count from 0: "5.1" is
@@ -31,7 +31,7 @@ import numpy as np
 
 from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle, Runner
-from app.model_tab.model.heads_runs import (
+from app.model_tab.model.detect_runs import (
     BATCH,
     KINDS,
     SCAN_HOWS,

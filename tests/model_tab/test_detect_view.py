@@ -163,15 +163,15 @@ def test_cancel_stops_a_scan_without_freezing_the_window_and_the_grid_says_so(wi
         return real(*args, progress=report, **kw)
 
     monkeypatch.setattr(phenomena, "ablation_scan", slow)
-    import app.model_tab.model.heads as heads_model
+    import app.model_tab.model.detect as detect_model
 
-    real_items, ran_on = heads_model.scan_items, []
+    real_items, ran_on = detect_model.scan_items, []
 
     def items_noting_their_thread(run):
         ran_on.append(threading.get_ident())
         yield from real_items(run)
 
-    monkeypatch.setattr(heads_model, "scan_items", items_noting_their_thread)
+    monkeypatch.setattr(detect_model, "scan_items", items_noting_their_thread)
     scan = view.scan
     view.left.setCurrentWidget(scan)
     scan.scan_button.click()

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from app.model_tab.model.heads_runs import THRESHOLD, Head
+from app.model_tab.model.detect_runs import THRESHOLD, Head
 from app.model_tab.model.views import head_name, off_text
 
 if TYPE_CHECKING:
-    from app.model_tab.model.heads import HeadsAnalysis
+    from app.model_tab.model.detect import HeadsAnalysis
 
 KIND_TEXT = {
     "previous-token": "looks at the token just before its own",

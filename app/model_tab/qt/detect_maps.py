@@ -1,5 +1,5 @@
-"""The Detect view's pictures, each following the session's ``HeadsAnalysis`` (``app.model_tab.model.heads``) and
-drawing what ``app.model_tab.model.heads_views`` derives: the detector's layer × head grid, the picked head on the
+"""The Detect view's pictures, each following the session's ``HeadsAnalysis`` (``app.model_tab.model.detect``) and
+drawing what ``app.model_tab.model.detect_views`` derives: the detector's layer × head grid, the picked head on the
 probe with the detector's ideal pattern circled, the loss per position on the repeated tokens, and the ablation
 scan's grid with its controls. They compute nothing; clicks call the analysis or the session."""
 
@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.model_tab.model.heads import SCAN_HOWS, SCAN_MEASURES
-from app.model_tab.model.heads_views import (
+from app.model_tab.model.detect import SCAN_HOWS, SCAN_MEASURES
+from app.model_tab.model.detect_views import (
     FIRST_COPY,
     MEASURE_TEXT,
     SECOND_COPY,

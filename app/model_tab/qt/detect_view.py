@@ -8,7 +8,7 @@ circled, and the loss at every position of the repeated tokens.
 Right: every head with a check box (uncheck to switch it off), "Switch off the heads above 0.4", "Switch all back on";
 in a narrow view (``NARROW``) this list is a third tab of the left column instead, so the middle gets the room.
 Layout and wiring only: ``session.heads`` (``HeadsAnalysis``) runs everything off the GUI thread and the views in
-``heads_maps`` draw what ``app.model_tab.model.heads_views`` derives. The theme follows the application's palette.
+``detect_maps`` draw what ``app.model_tab.model.detect_views`` derives. The theme follows the application's palette.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.model_tab.model.heads import KINDS, THRESHOLD
-from app.model_tab.model.heads_views import head_rows, off_html, score_grid
+from app.model_tab.model.detect import KINDS, THRESHOLD
+from app.model_tab.model.detect_views import head_rows, off_html, score_grid
 from app.model_tab.model.session import InspectSession
-from app.model_tab.qt.heads_maps import LossCurveView, PatternView, ScanPanel, ScoreGridView, caption_label
+from app.model_tab.qt.detect_maps import LossCurveView, PatternView, ScanPanel, ScoreGridView, caption_label
 from app.widgets.theme import colors_for, span
 
 HEAD_ROLE = int(Qt.ItemDataRole.UserRole)
@@ -116,7 +116,7 @@ class HeadsList(QWidget):
             self.analysis.toggle(li, h)
 
 
-class HeadsView(QWidget):
+class DetectView(QWidget):
     """See the module docstring."""
 
     def __init__(self, session: InspectSession, parent: QWidget | None = None) -> None:
