@@ -81,7 +81,6 @@ def main() -> int:
     from PySide6.QtCore import QElapsedTimer, QSettings, QTimer
 
     from app import create_main_window
-    from app.shell.main_window import MainWindow
     from app.widgets.application import make_application
 
     load_before = os.getloadavg()
@@ -90,10 +89,8 @@ def main() -> int:
         print(f"building a GPT-2-small-sized random model in {folder} …", file=sys.stderr)
         build_gpt2_small(folder)
     app = make_application()
-    MainWindow.detect_devices = False
     settings = QSettings(str(Path(tempfile.mkdtemp()) / "bench.ini"), QSettings.Format.IniFormat)
-    window = create_main_window(settings=settings)
-    window.confirm_on_close = False
+    window = create_main_window(settings=settings, detect_devices=False, confirm_on_close=False)
     window.resize(1280, 800)
     window.show()
     host = window.inspect

@@ -48,9 +48,7 @@ def window(qtbot, tmp_path, monkeypatch):
 def panel(window, qtbot, monkeypatch):
     """The window's Training tab, shown; no untrained preview (each test controls its runs), full speed. The
     palette is the application's: the next test gets a light one back."""
-    from app.training.qt.panel import TrainingPanel
-
-    monkeypatch.setattr(TrainingPanel, "preview_untrained", False)
+    window.training_host.preview_untrained = False  # read when the panel is built, just below
     p = window.training_panel
     window.tabs.setCurrentWidget(p)
     qtbot.waitExposed(p)

@@ -15,7 +15,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.shell.main_window import MainWindow
 
 PROG = "attention-playground lessons"
 KEYS = ("step", "kind", "answer", "expected", "correct", "feedback")
@@ -64,7 +67,7 @@ def cmd_lessons(args: argparse.Namespace) -> int:
     return run_lesson(lesson, args.answers != "wrong")
 
 
-def run_lesson(lesson: Any, right: bool, window: Any = None, out: Any = None) -> int:
+def run_lesson(lesson: Any, right: bool, window: MainWindow | None = None, out: Any = None) -> int:
     """Drive ``lesson`` in ``window`` (default: a fresh offscreen window with throw-away settings); print the JSON
     lines to ``out`` (default stdout). 0 when every step behaved."""
     from app.common import stopping
@@ -73,7 +76,7 @@ def run_lesson(lesson: Any, right: bool, window: Any = None, out: Any = None) ->
         return _run_lesson(lesson, right, window, out)
 
 
-def _run_lesson(lesson: Any, right: bool, window: Any, out: Any) -> int:
+def _run_lesson(lesson: Any, right: bool, window: MainWindow | None, out: Any) -> int:
     from app.common import stopping
 
     out = out or sys.stdout
@@ -98,9 +101,7 @@ def _run_lesson(lesson: Any, right: bool, window: Any, out: Any) -> int:
         tmp = scratch_folder("lessons-")  # removed at exit too: Qt rewrites the settings file when it lets go
         settings = QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat)
         settings.setValue("learn/offer_dismissed", "true")
-        window = create_main_window(settings=settings)
-        window.confirm_on_close = False
-        window.detect_devices = False
+        window = create_main_window(settings=settings, confirm_on_close=False, detect_devices=False)
     from app.learn.model.engine import MemoryStore
     from app.learn.qt.dock import run_lines
 

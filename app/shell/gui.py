@@ -11,10 +11,15 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.common import stopping
 from app.widgets.application import make_application  # noqa: F401 (the name scripts and tests use)
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QTimer
+
+    from app.shell.main_window import MainWindow
 
 STOP_POLL_MS = 150
 
@@ -52,11 +57,6 @@ def _run(self_test_dir: str | None) -> int:
         return code
     from PySide6.QtCore import QSettings
 
-    from app.shell.main_window import MainWindow
-    from app.training.qt.panel import TrainingPanel
-
-    MainWindow.detect_devices = False  # no background torch imports: closing would wait for them
-    TrainingPanel.warm_up_torch = False
     from app.common.outputs import remove_scratch, scratch_folder
 
     own = scratch_folder("attention-self-test-settings-")  # removed at exit too: Qt rewrites it when it lets go
@@ -64,8 +64,10 @@ def _run(self_test_dir: str | None) -> int:
     window = None
     try:
         settings = QSettings(str(own / "settings.ini"), QSettings.Format.IniFormat)
-        window = create_main_window(settings=settings)  # its own settings: the user's window stays as they left it
-        window.confirm_on_close = False
+        # its own settings: the user's window stays as they left it; no background torch imports (no device
+        # detection, no warm-up): closing would wait for them
+        window = create_main_window(settings=settings, detect_devices=False, warm_up_torch=False,
+                                    confirm_on_close=False)
         window.show()
         written = _self_test(app, window, out)
     except stopping.Stopped:
@@ -86,14 +88,14 @@ def _run(self_test_dir: str | None) -> int:
     return 0 if ok else 1
 
 
-def _self_test(app: Any, window: Any, out: Path) -> list[Path]:
+def _self_test(app: Any, window: MainWindow, out: Path) -> list[Path]:
     """Render every view to PNG in ``out`` (``app/shell/self_test.py``); a stop is acted on between two views."""
     from app.shell.self_test import render_all
 
     return render_all(window, out)
 
 
-def _close_on_stop(window: Any) -> Any:
+def _close_on_stop(window: MainWindow) -> QTimer:
     """A timer that closes ``window`` (no unsaved-changes question: the user asked the process to stop) once a
     stop is pending; the exit code then says stopped (``app.common.entry``)."""
     from PySide6.QtCore import QTimer

@@ -5,26 +5,35 @@ here is the tab bar's."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.widgets.tab_host import DeferredHosts
 
 if TYPE_CHECKING:
     from app.experiments.qt.host import ExperimentsHost
-    from app.lab.qt.host import LabHost
-    from app.model_tab.qt.host import InspectHost
+    from app.lab.qt.host import LabHost, LabWindow
+    from app.model_tab.qt.host import InspectHost, ModelTabWindow
     from app.training.model.session import TrainingSession
     from app.training.qt.host import TrainingHost
+    from app.training.qt.panel import TrainingPanel
+
+    class TabsWindow(LabWindow, ModelTabWindow, Protocol):
+        """What the window hands its hosts: each takes the narrow part it needs (``HostWindow``, ``LabWindow``,
+        ``ModelTabWindow``); the Training panel's options are passed on as its host's constructor options."""
+
+        warm_up_torch: bool
+        preview_untrained: bool
 
 
-def add_hosts(window: Any) -> DeferredHosts:
+def add_hosts(window: TabsWindow) -> DeferredHosts:
     """Training, Experiments, Lab and Model placeholders in ``window.tabs``, their hosts made on first use."""
     hosts = DeferredHosts(window)
 
     def training(holder: Any) -> TrainingHost:
         from app.training.qt.host import TrainingHost  # app/training/qt/host.py
 
-        return TrainingHost(window, holder)
+        return TrainingHost(window, holder, warm_up_torch=window.warm_up_torch,
+                            preview_untrained=window.preview_untrained)
 
     def experiments(holder: Any) -> ExperimentsHost:
         from app.experiments.qt.host import ExperimentsHost  # app/experiments/qt/host.py
@@ -61,6 +70,11 @@ class HostAttributes:
     def training(self) -> TrainingSession:
         """The Training tab's ``TrainingSession``: scripts' ``w.training``."""
         return self.training_host.model  # type: ignore[no-any-return]
+
+    @property
+    def training_panel(self) -> TrainingPanel:
+        """The Training tab's panel, created on first use (it imports torch)."""
+        return self.training_host.tab  # type: ignore[no-any-return]
 
     @property
     def experiments(self) -> ExperimentsHost:

@@ -56,14 +56,12 @@ from attention_core.presets import PRESET_NAMES, get_preset, random_preset
 
 if TYPE_CHECKING:
     from app.learn.qt.dock import Learn
-    from app.training.qt.panel import TrainingPanel
 
 class MainWindow(HostAttributes, QMainWindow):
-    detect_devices = True
-    """List GPUs (which imports torch) in the background 1 s after the window shows. ``--self-test`` switches it
-    off: it is over in about a second."""
-
-    def __init__(self, settings: QSettings | None = None, preset: str = "cat-sat-mat") -> None:
+    def __init__(self, settings: QSettings | None = None, preset: str = "cat-sat-mat", *, detect_devices: bool = True,
+                 warm_up_torch: bool = True, preview_untrained: bool = True, confirm_on_close: bool = True) -> None:
+        """Options a script may switch off (docs/scripting.md): ``detect_devices`` (list GPUs in the background once
+        shown), the Training panel's ``warm_up_torch`` and ``preview_untrained``, ``confirm_on_close``."""
         protect_singletons()  # idempotent; covers scripts that build their own QApplication (app/widgets/qt_compat.py)
         super().__init__()
         self.settings = Settings(settings)
@@ -74,7 +72,8 @@ class MainWindow(HostAttributes, QMainWindow):
         self.session_path: Path | None = None
         self._shown_once = self._closed = False
         self._learn: Learn | None = None
-        self.confirm_on_close = True  # test fixtures and scripts set False: close without the unsaved-changes prompt
+        self.detect_devices, self.confirm_on_close = detect_devices, confirm_on_close
+        self.warm_up_torch, self.preview_untrained = warm_up_torch, preview_untrained  # handed to the Training tab
 
         self.setWindowTitle("Attention Playground[*]")
         if (icon := resource_path("icons", "app.png")).is_file():
@@ -102,9 +101,7 @@ class MainWindow(HostAttributes, QMainWindow):
         screen_fit.fit_to_screen(self)  # 1280 x 800, or a size saved on a bigger screen, must not run off this one
         if (split := self.settings.splitter_state()) is not None:
             self.splitter.restoreState(split)
-        self.theme.changed.connect(self._push_theme)
-        self.theme_actions[self.theme.choice].setChecked(True)  # the theme chosen before the widgets were built:
-        self._push_theme(self.theme.dark)  # now given to the views (not applied to the application a second time)
+        self.theme_actions[self.theme.choice].setChecked(True)  # (the views followed the theme as they were built)
         self._show_status()
         # the first frame shows the first-launch offer; the Learn dock behind it comes right after (showEvent)
         self.learn_offer: LessonOffer | None = show_first_launch_offer(self)
@@ -117,6 +114,11 @@ class MainWindow(HostAttributes, QMainWindow):
         self.tab = PlaygroundTab(self.playground, self.edits)
         self.tabs.addTab(self.tab, "Playground")
         self.hosts = add_hosts(self)  # app/shell/hosts.py: Training, Experiments, Lab, Model
+
+    @property
+    def closed(self) -> bool:
+        """True once the window accepted its close (hidden, its hosts shutting down): late work changes nothing."""
+        return self._closed
 
     multihead = property(lambda self: self.tab.multihead, doc="The Playground's Multi-head view (built on first use).")
 
@@ -224,14 +226,11 @@ class MainWindow(HostAttributes, QMainWindow):
 
     # ================================================================== theme
     def set_theme(self, theme: str, save: bool = True) -> None:
-        """"light", "dark" or "system" (follow the desktop, ``self.theme`` tracks it); views get ``set_dark``."""
+        """"light", "dark" or "system" (follow the desktop, ``self.theme`` tracks it); views follow ``follow_theme``."""
         self.theme.set_choice(theme)
         self.theme_actions[theme].setChecked(True)
         if save:
             self.settings.theme = theme
-
-    def _push_theme(self, dark: bool) -> None:
-        self.tab.set_dark(dark)  # the hosts follow the theme themselves
 
     # ================================================================== sessions
     def new_session(self) -> None:
@@ -354,11 +353,6 @@ class MainWindow(HostAttributes, QMainWindow):
         return written
 
     # ================================================================== training tab, devices
-    @property
-    def training_panel(self) -> TrainingPanel:
-        """The Training tab's panel, created on first use (it imports torch)."""
-        return self.training_host.tab
-
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
         if not self._shown_once:
@@ -366,9 +360,10 @@ class MainWindow(HostAttributes, QMainWindow):
             # the Learn menu entries and dock (the first-launch offer is up already): once the first frame is shown
             after_first_paint(self.tabs, lambda: self._closed or self.learn, 150)
             # after the first paint settles: listing GPUs imports torch (~2.5 s), in the background
-            QTimer.singleShot(1000, self._start_device_detection)
+            QTimer.singleShot(1000, self.start_device_detection)
 
-    def _start_device_detection(self) -> None:
+    def start_device_detection(self) -> None:
+        """List GPUs in the background now (1 s after the window first shows otherwise); not when switched off."""
         if not self.detect_devices or self._closed:
             return
         from app.widgets.workers import run_in_background

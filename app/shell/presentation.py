@@ -20,18 +20,25 @@ Only wiring and layout: the window's models and views are used as they are. ``in
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
 
 from app.playground.qt.exports import export_pipeline_dialog, install_playground_exports
 from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.theme import style_sheet
+from app.widgets.window_api import HostWindow
 
 if TYPE_CHECKING:
-    from app.widgets.window_api import WindowAPI
+    from PySide6.QtWidgets import QMenuBar
+
+    from app.playground.model.playground import PlaygroundModel
+    from app.playground.qt.pipeline import PipelineView
+    from app.playground.tab import PlaygroundTab
+    from app.playground.views.multihead.view import MultiHeadView
+    from app.training.qt.host import TrainingHost
 
 ZOOM_STEP = 1.15
 PRESENT_BOOST = 1.3
@@ -40,10 +47,42 @@ SOLO_HINT = "← / → previous / next map · Esc or double-click returns"
 ZOOM_STOP = "Zoom stops here: the maps would get too small for their numbers"
 
 
-def install(window: WindowAPI, file_menu: QMenu, view_menu: QMenu) -> Presenter:
+class PresenterWindow(HostWindow, Protocol):
+    """What presentation mode and the zoom use of the main window: the Playground's tab and maps (hidden columns,
+    the solo map), the Training tab's set-up column once built, and the window's own full-screen and font calls."""
+
+    playground: PlaygroundModel
+    tab: PlaygroundTab
+    pipeline: PipelineView
+    export_pipeline_action: QAction
+
+    @property
+    def multihead(self) -> MultiHeadView: ...
+
+    @property
+    def training_host(self) -> TrainingHost: ...
+
+    def menuBar(self) -> QMenuBar: ...  # noqa: N802 (Qt API)
+
+    def centralWidget(self) -> QWidget: ...  # noqa: N802
+
+    def addAction(self, action: QAction, /) -> None: ...  # noqa: N802
+
+    def isFullScreen(self) -> bool: ...  # noqa: N802
+
+    def isMaximized(self) -> bool: ...  # noqa: N802
+
+    def showFullScreen(self) -> None: ...  # noqa: N802
+
+    def showMaximized(self) -> None: ...  # noqa: N802
+
+    def showNormal(self) -> None: ...  # noqa: N802
+
+
+def install(window: PresenterWindow, file_menu: QMenu, view_menu: QMenu) -> Presenter:
     """Add File → Export pipeline figure… and the View menu's Present and zoom actions; give the Steps maps their
     export context; apply the remembered zoom. Returns the ``Presenter`` (the window keeps it)."""
-    act = QAction("Export &pipeline figure…", window)
+    act = QAction("Export &pipeline figure…", window.window())
     act.setStatusTip("The five steps with Q, K, V and the operation on each arrow, as one PNG, SVG or PDF.")
     act.triggered.connect(lambda _c=False: export_pipeline_dialog(window))
     actions = file_menu.actions()  # right after "Export all steps…"
@@ -55,7 +94,7 @@ def install(window: WindowAPI, file_menu: QMenu, view_menu: QMenu) -> Presenter:
     return Presenter(window, view_menu)
 
 
-def remember_shared_range(window: WindowAPI) -> None:
+def remember_shared_range(window: PresenterWindow) -> None:
     """The "same colour range for ① ② ③" choice is a way of looking, kept in the settings: applied at start,
     saved whenever the model's choice changes (the check box, a script, anything)."""
     settings, model = window.settings, window.playground
@@ -71,8 +110,8 @@ def remember_shared_range(window: WindowAPI) -> None:
 class Presenter(QObject):
     """Zoom, presentation mode and the solo map of one window (see the module docstring)."""
 
-    def __init__(self, window: WindowAPI, view_menu: QMenu) -> None:
-        super().__init__(window)
+    def __init__(self, window: PresenterWindow, view_menu: QMenu) -> None:
+        super().__init__(window.window())
         self.window = window
         self.presenting = False
         self._hidden: list[QWidget] = []
@@ -95,7 +134,7 @@ class Presenter(QObject):
         self.apply_zoom()
 
     def _action(self, menu: QMenu | None, text: str, keys: Any, slot: Any, checkable: bool = False) -> QAction:
-        act = QAction(text, self.window)
+        act = QAction(text, self.window.window())
         act.setCheckable(checkable)
         act.setShortcuts([QKeySequence(k) for k in ([keys] if isinstance(keys, str) else keys)])
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -134,7 +173,8 @@ class Presenter(QObject):
     def _maps_holding_numbers(self) -> set[HeatmapWidget]:
         """The maps on the screen (only the solo one while it covers the others) that hold their numbers."""
         solo = self.solo.heatmap if self.solo is not None and self.solo.isVisible() else None
-        shown = [solo] if solo is not None else [hm for hm in self.window.findChildren(HeatmapWidget) if hm.isVisible()]
+        every = self.window.window().findChildren(HeatmapWidget)
+        shown = [solo] if solo is not None else [hm for hm in every if hm.isVisible()]
         return {hm for hm in shown if hm.overlay.numbers_at_full_size()}
 
     def factor(self) -> float:
@@ -153,7 +193,7 @@ class Presenter(QObject):
         for widget in (w.centralWidget(), w.menuBar(), w.statusBar()):
             if widget.styleSheet() != sheet:
                 widget.setStyleSheet(sheet)
-        for hm in w.findChildren(HeatmapWidget):
+        for hm in w.window().findChildren(HeatmapWidget):
             hm.refresh_labels()
 
     # ---------------------------------------------------------------- presentation mode
@@ -172,7 +212,7 @@ class Presenter(QObject):
         panel = w.training_host.built  # None until the Training tab is first opened
         if panel is not None:
             panels.append(panel.splitter.widget(0))
-        panels += list(w.findChildren(QDockWidget))
+        panels += list(w.window().findChildren(QDockWidget))
         return [p for p in panels if p is not None]
 
     def set_presenting(self, on: bool) -> None:
@@ -204,9 +244,8 @@ class Presenter(QObject):
                 w.showNormal()
             w.tab.set_sides_hidden(False)
             w.tab.restore_columns(self._columns)  # the columns' widths as they were (now, or once back)
-        self.present_action.blockSignals(True)
-        self.present_action.setChecked(on)
-        self.present_action.blockSignals(False)
+        with QSignalBlocker(self.present_action):
+            self.present_action.setChecked(on)
         self._update_escape()
         self.apply_zoom()
 
@@ -278,7 +317,7 @@ class SoloView(QWidget):
         self.setAutoFillBackground(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 8, 8, 8)
-        self.heatmap = HeatmapWidget(context_menu=False, dark=presenter.window.theme.dark)
+        self.heatmap = HeatmapWidget(context_menu=False)  # on screen: it follows the theme
         self.heatmap.set_show_numbers(True)
         self.heatmap.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.heatmap.doubleClicked.connect(presenter.close_solo)
@@ -294,7 +333,6 @@ class SoloView(QWidget):
     def show_map(self, view: str, name: str) -> None:
         src = self.presenter._maps(view)[name]
         self.view, self.name = view, name
-        self.heatmap.apply_theme(self.presenter.window.theme.dark)
         self.heatmap.set_data(src.values(), src.row_labels(), src.col_labels(), blocked=src.blocked(),
                               kind=src.kind(), title=src.title() or name)
         self.heatmap.set_column_groups(src.overlay.col_groups)

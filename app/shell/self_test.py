@@ -10,11 +10,38 @@ acted on between two views (``app.common.stopping``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.common import stopping
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QTabWidget
+
+    from app.lab.qt.host import LabHost
+    from app.playground.model.playground import PlaygroundModel
+    from app.playground.qt.pipeline import PipelineView
+    from app.playground.tab import PlaygroundTab
+    from app.training.qt.host import TrainingHost
+
+
+class RenderedWindow(Protocol):
+    """What ``--self-test`` renders of the main window: the Playground's tab, model and Steps maps, the Training
+    and Lab tabs' hosts, the tab widget, and the window itself (Qt's ``window()``)."""
+
+    playground: PlaygroundModel
+    tab: PlaygroundTab
+    pipeline: PipelineView
+    tabs: QTabWidget
+
+    @property
+    def training_host(self) -> TrainingHost: ...
+
+    @property
+    def lab(self) -> LabHost: ...
+
+    def window(self) -> QWidget: ...
 
 
 def grab(widget: QWidget, path: Path) -> list[Path]:
@@ -27,7 +54,7 @@ def _settle() -> None:
         QApplication.processEvents()
 
 
-def render_playground(window: Any, out_dir: Path) -> list[Path]:
+def render_playground(window: RenderedWindow, out_dir: Path) -> list[Path]:
     """The five Steps maps, the Multi-head view (two heads where the preset allows) and the whole window as PNGs
     in ``out_dir``; the Playground's state and view are left as they were."""
     out_dir = Path(out_dir)
@@ -52,11 +79,11 @@ def render_playground(window: Any, out_dir: Path) -> list[Path]:
         playground.restore(before)
         tab.view_tabs.setCurrentWidget(tab.pipeline)
     _settle()
-    written += grab(window, out_dir / "window.png")
+    written += grab(window.window(), out_dir / "window.png")
     return written
 
 
-def render_views(window: Any, out_dir: Path) -> list[Path]:
+def render_views(window: RenderedWindow, out_dir: Path) -> list[Path]:
     """The Playground's Flow, Vectors and 3D views (3D where OpenGL works; elsewhere it shows why not)."""
     tab = window.tab
     written: list[Path] = []
@@ -73,7 +100,7 @@ def render_views(window: Any, out_dir: Path) -> list[Path]:
     return written
 
 
-def render_all(window: Any, out_dir: Path) -> list[Path]:
+def render_all(window: RenderedWindow, out_dir: Path) -> list[Path]:
     """Every view of ``window`` (shown) as PNGs in ``out_dir``, then back to the Playground's Steps."""
     out_dir = Path(out_dir)
     stopping.check()

@@ -1,8 +1,8 @@
 """``LazyTabHost``: how the main window holds a tab whose widgets are heavy (pyqtgraph plots, grids): its Qt-free
-model from the start, a "Loading…" placeholder in the tab bar, the widgets built when the tab is first opened, the
-theme, the status bar while the tab is current, and the model's shutdown when the window closes (it watches the
-window hide once ``_closed`` is set, so the window needs only the line that creates the host). Training,
-Experiments, the Lab and the Model tab are the four.
+model from the start, a "Loading…" placeholder in the tab bar, the widgets built when the tab is first opened (they
+follow the theme themselves: ``app.widgets.theme.follow_theme``), the status bar while the tab is current, and the
+model's shutdown when the window closes (it watches the window hide once it is ``closed``, so the window needs only
+the line that creates the host). Training, Experiments, the Lab and the Model tab are the four.
 
 ``DeferredHosts``: the window's tabs whose hosts are not even created until used: the tab bar shows their titles
 from the first frame, but a host (its module, its model, whatever they import) is made when its tab is first chosen
@@ -12,10 +12,13 @@ or the window's attribute for it is first read; it then adopts the placeholder a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from app.widgets.window_api import HostWindow
 
 
 class LazyTabHost(QObject):
@@ -26,10 +29,11 @@ class LazyTabHost(QObject):
     loading_text = "Loading…"
     status_prefix = ""
 
-    def __init__(self, window: Any, model: Any, after: QWidget | None = None, holder: QWidget | None = None) -> None:
+    def __init__(self, window: HostWindow, model: Any, after: QWidget | None = None,
+                 holder: QWidget | None = None) -> None:
         """``holder``: a placeholder already in the window's tab bar (``DeferredHosts``) to adopt; else one is
         added (after the tab ``after``, or last)."""
-        super().__init__(window)
+        super().__init__(window.window())  # the window owns its hosts
         self.window = window
         self.model = model
         self._tab: Any = None
@@ -46,7 +50,6 @@ class LazyTabHost(QObject):
             else:
                 window.tabs.addTab(self._holder, self.title)
         window.tabs.currentChanged.connect(self._on_tab_changed)
-        window.theme.changed.connect(self._on_theme)
         window.installEventFilter(self)
         model.events.status.connect(self._show_status)
 
@@ -60,14 +63,12 @@ class LazyTabHost(QObject):
             tabs = self.window.tabs
             tab = self.make_tab()
             idx, current = tabs.indexOf(self._holder), tabs.currentIndex()
-            tabs.blockSignals(True)
-            tabs.removeTab(idx)
-            tabs.insertTab(idx, tab, self.title)
-            tabs.setCurrentIndex(current)
-            tabs.blockSignals(False)
+            with QSignalBlocker(tabs):
+                tabs.removeTab(idx)
+                tabs.insertTab(idx, tab, self.title)
+                tabs.setCurrentIndex(current)
             self._holder.deleteLater()
             self._tab = tab
-            tab.set_dark(self.window.theme.dark)
         return self._tab
 
     def _is_current(self) -> bool:
@@ -84,13 +85,9 @@ class LazyTabHost(QObject):
         if self._is_current():
             self.window.statusBar().showMessage(f"{self.status_prefix}{self.model.status}")
 
-    def _on_theme(self, dark: bool) -> None:
-        if self._tab is not None:
-            self._tab.set_dark(dark)
-
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         # the window's close hides it first (after any "unsaved changes?" question): then no work may go on
-        if watched is self.window and event.type() == QEvent.Type.Hide and getattr(self.window, "_closed", False):
+        if watched is self.window and event.type() == QEvent.Type.Hide and self.window.closed:
             self.shutdown()
         return False
 
@@ -112,8 +109,8 @@ class DeferredHosts(QObject):
     ``title`` in ``window.tabs``; ``get(name)`` (or choosing the tab) calls ``factory(placeholder)``, which
     returns the host adopting it (``LazyTabHost(..., holder=placeholder)``); ``on_built(name, host)`` follows."""
 
-    def __init__(self, window: Any, on_built: Callable[[str, Any], None] | None = None) -> None:
-        super().__init__(window)
+    def __init__(self, window: HostWindow, on_built: Callable[[str, Any], None] | None = None) -> None:
+        super().__init__(window.window())
         self.window = window
         self._on_built = on_built
         self._factories: dict[str, Callable[[QWidget], Any]] = {}
@@ -145,7 +142,7 @@ class DeferredHosts(QObject):
                 QTimer.singleShot(0, lambda n=name: self._open(n))
 
     def _open(self, name: str) -> None:
-        if getattr(self.window, "_closed", False):
+        if self.window.closed:
             return
         host = self.get(name)
         host._on_tab_changed(self.window.tabs.currentIndex())

@@ -1,48 +1,38 @@
-"""What the window's helpers (the Learn dock, presentation mode) use of the main window, as a Protocol.
-
-``MainWindow`` builds those helpers and hands itself to them; typed against this Protocol they never import the
-window module back, so the import graph stays acyclic (a test fails on any cycle)."""
+"""What a tab host (``tab_host.LazyTabHost``) uses of the main window, as a Protocol: the generic part of the window
+only (its settings, its theme, its tab widget, its status bar, whether it closed). It names no feature: a feature
+that needs more of the window declares its own narrow Protocol in its own package (``app/learn/qt/window.py``,
+``app/lab/qt/host.py``'s ``LabWindow`` …), and the shell, which builds the window, is the one place that hands it
+over. Typed against a Protocol, nothing below the shell imports the window module back (the import graph stays
+acyclic: a test fails on any cycle)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QMenuBar, QStatusBar, QTabWidget, QWidget
+    from PySide6.QtCore import QObject
+    from PySide6.QtWidgets import QStatusBar, QTabWidget, QWidget
 
-    from app.playground.model.playground import PlaygroundModel
-    from app.playground.tab import PlaygroundTab
     from app.widgets.settings import Settings
     from app.widgets.theme import ThemeController
 
 
-class WindowAPI(Protocol):
-    """The main window as its helpers see it: its settings and theme, its tabs and the Playground's, and the
-    ``QMainWindow`` calls they make (menus, status bar, docks, event filters)."""
+class HostWindow(Protocol):
+    """The main window as a tab host sees it. ``closed`` is True once the window accepted its close (it is hidden,
+    its hosts are shutting down): background work that finishes later must then change nothing."""
 
     settings: Settings
     theme: ThemeController
     tabs: QTabWidget
-    tab: PlaygroundTab
-    playground: PlaygroundModel
-    export_pipeline_action: Any
-    pipeline: Any
-    """The Steps view (``PipelineView``)."""
-    multihead: Any
-    """The Multi-head view."""
-    training_host: Any
-    """The Training tab's host (``built``: its panel once opened, else None)."""
 
-    def menuBar(self) -> QMenuBar: ...  # noqa: N802 (Qt API)
+    @property
+    def closed(self) -> bool: ...
 
-    def statusBar(self) -> QStatusBar: ...  # noqa: N802
+    def window(self) -> QWidget:
+        """The window as a widget (Qt's ``QWidget.window()``: a main window is its own): the parent of the
+        objects, dialogs and actions made for it."""
+        ...
 
-    def centralWidget(self) -> QWidget: ...  # noqa: N802
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt API)
 
-    def screen(self) -> Any: ...
-
-    def addDockWidget(self, *args: Any) -> None: ...  # noqa: N802
-
-    def addAction(self, action: Any) -> None: ...  # noqa: N802
-
-    def installEventFilter(self, watched: Any) -> None: ...  # noqa: N802
+    def installEventFilter(self, filter_obj: QObject, /) -> None: ...  # noqa: N802

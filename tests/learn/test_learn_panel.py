@@ -169,9 +169,7 @@ def test_cost_lesson_ends_on_the_lab_tab(window, qtbot):
 
 
 def test_reversal_lesson_brings_the_training_tab_and_its_ablate_tab(window, qtbot, monkeypatch):
-    from app.training.qt.panel import TrainingPanel
-
-    monkeypatch.setattr(TrainingPanel, "warm_up_torch", False)  # nothing trains here: no torch warm-up to wait for
+    window.training_host.warm_up_torch = False  # nothing trains here: no torch warm-up to wait for
     learn = _fresh(window)
     lesson = find_lesson("reversal")
     ablate = next(i for i, s in enumerate(lesson.steps) if s.get("view") == "ablate")

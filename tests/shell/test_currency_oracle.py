@@ -275,11 +275,11 @@ def playground_texts(w):
 
 
 def rebuilt_place(live):
-    """A new tab over the same model as the live one's current place (Training, Experiments or Lab)."""
+    """A new tab over the same model as the live one's current place (Training, Experiments or Lab), in the live
+    one's theme (every view follows the application's theme from its construction)."""
     host = next(h for h in (live.training_host, live.experiments, live.lab)
                 if h._tab is not None and live.tabs.currentWidget() is h._tab)
     fresh = host.make_tab()
-    fresh.set_dark(live.theme.dark)
     fresh.resize(host._tab.size())
     fresh.show()
     wait_events(0.35)

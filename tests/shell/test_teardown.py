@@ -72,14 +72,14 @@ def test_closing_the_window_waits_for_the_torch_warm_up(window):
 
 def test_closing_the_window_waits_for_device_detection(window):
     """Listing GPUs imports torch on a worker; closing waits for it rather than leave it to interpreter exit."""
-    window._start_device_detection()
+    window.start_device_detection()
     worker = window.device_worker
     window.close()
     assert not worker.is_running
     from PySide6.QtCore import QThreadPool
 
     assert QThreadPool.globalInstance().activeThreadCount() == 0
-    window._start_device_detection()  # a closed window starts no new worker
+    window.start_device_detection()  # a closed window starts no new worker
     assert window.device_worker is worker
 
 
@@ -89,12 +89,8 @@ def test_opening_the_training_tab_does_not_import_torch_in_the_gui_thread(tmp_pa
         import os, sys
         from app.shell.gui import make_application
         from app import create_main_window
-        from app.shell.main_window import MainWindow
-        from app.training.qt.panel import TrainingPanel
-        MainWindow.detect_devices = False
-        TrainingPanel.warm_up_torch = False
         app = make_application()
-        w = create_main_window()
+        w = create_main_window(detect_devices=False, warm_up_torch=False)
         w.show()
         w.tabs.setCurrentWidget(w.training_panel)
         app.processEvents()
@@ -118,11 +114,9 @@ def test_a_script_that_never_closes_its_window_exits_cleanly(tmp_path):
         from PySide6.QtWidgets import QGraphicsItem, QMenu, QWidget
         from app.shell.gui import make_application
         from app import create_main_window
-        from app.shell.main_window import MainWindow
         from app.widgets.qt_compat import _delete_registered
-        MainWindow.detect_devices = False
         app = make_application()
-        window = create_main_window()  # kept in a global, as a notebook or script would
+        window = create_main_window(detect_devices=False)  # kept in a global, as a notebook or script would
         window.show()
         app.processEvents()
         window.edits.set_cell("Q", 0, 0, 2.5)

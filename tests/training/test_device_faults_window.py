@@ -61,7 +61,7 @@ def test_device_detection_failing_says_why_no_gpu_is_offered(window, qtbot, monk
         raise RuntimeError("CUDA driver version is insufficient for CUDA runtime version")
 
     monkeypatch.setattr(attention_core, "available_devices", broken)
-    window._start_device_detection()
+    window.start_device_detection()
     c = window.controls
     qtbot.waitUntil(lambda: c.device_note.isVisibleTo(window), timeout=5000)
     assert "looking for GPUs failed (CUDA driver version is insufficient" in c.device_note.text()
@@ -98,9 +98,8 @@ def test_the_warm_up_failing_is_said_and_training_runs_on_the_cpu(qtbot, tmp_pat
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setattr(panel_module, "_warm_up", broken_warm_up)
-    monkeypatch.setattr(panel_module.TrainingPanel, "warm_up_torch", True)
-    w = create_main_window(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    w.confirm_on_close = False
+    w = create_main_window(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                           warm_up_torch=True, confirm_on_close=False)
     qtbot.addWidget(w)
     w.show()
     panel = w.training_panel

@@ -6,7 +6,7 @@ on close, so the window needs no more than the one line that creates the host).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.experiments.model.session import ExperimentSession
 from app.widgets.tab_host import LazyTabHost
@@ -16,18 +16,18 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from app.experiments.qt.tab import ExperimentTab
+    from app.widgets.window_api import HostWindow
 
 TAB_TITLE = "Experiments"
 
 
 class ExperimentsHost(LazyTabHost):
-    """The Experiments tab in ``window`` (a ``MainWindow``: ``tabs``, ``theme``, ``statusBar``, ``_closed``), right
-    after the Training tab."""
+    """The Experiments tab in ``window``, right after the Training tab."""
 
     title = TAB_TITLE
     loading_text = "Loading the experiments…"
 
-    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
+    def __init__(self, window: HostWindow, holder: QWidget | None = None) -> None:
         super().__init__(window, ExperimentSession(runner=QtRunner()), holder=holder)
 
     def make_tab(self) -> ExperimentTab:

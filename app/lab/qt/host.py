@@ -6,29 +6,39 @@ detected, the theme, the status bar, and stopping a run when the window closes (
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from app.lab.model import ScalingLab
 from app.widgets.tab_host import LazyTabHost
+from app.widgets.window_api import HostWindow
 from app.widgets.workers import QtRunner
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from app.lab.qt.tab import LabTab
+    from app.playground.model.playground import PlaygroundModel
 
 TAB_TITLE = "Lab"
 
 
+class LabWindow(HostWindow, Protocol):
+    """What the Lab uses of the window beyond a tab host's: the Playground's model, whose detected devices the
+    measurements follow."""
+
+    playground: PlaygroundModel
+
+
 class LabHost(LazyTabHost):
-    """The Lab in ``window`` (a ``MainWindow``: ``tabs``, ``playground``, ``theme``, ``statusBar``, ``_closed``);
-    the measurements follow the devices the window detects."""
+    """The Lab in ``window``; the measurements follow the devices the window detects."""
 
     title = TAB_TITLE
     loading_text = "Loading the scaling lab…"
     status_prefix = "Lab: "
 
-    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
+    window: LabWindow
+
+    def __init__(self, window: LabWindow, holder: QWidget | None = None) -> None:
         super().__init__(window, ScalingLab(runner=QtRunner(), devices=window.playground.devices), holder=holder)
         window.playground.events.devices.connect(self._follow_devices)
 

@@ -40,7 +40,7 @@ from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, STO
 from app.widgets.screen_fit import fit_to_screen
 
 if TYPE_CHECKING:
-    from app.widgets.window_api import WindowAPI
+    from app.learn.qt.window import LearnWindow
 
 WIDE_SCREEN = 1600
 """The screen width from which the Learn dock opens by itself at first launch (below it, the offer alone)."""
@@ -55,12 +55,12 @@ REDOCK_SLACK = 40
 """How much wider than needed the window must be before a dock floated for room docks again (no flip-flopping)."""
 
 
-def install(window: WindowAPI, store: ProgressStore | None = None) -> Learn:
+def install(window: LearnWindow, store: ProgressStore | None = None) -> Learn:
     """Add the Learn dock and its menu entries to ``window``; show it with the offer on a first launch."""
     return Learn(window, store)
 
 
-def _menu(window: WindowAPI, title: str) -> QMenu | None:
+def _menu(window: LearnWindow, title: str) -> QMenu | None:
     for act in window.menuBar().actions():
         if act.text().replace("&", "") == title and act.menu() is not None:
             return act.menu()  # type: ignore[return-value]
@@ -68,8 +68,8 @@ def _menu(window: WindowAPI, title: str) -> QMenu | None:
 
 
 class Learn(QObject):
-    def __init__(self, window: WindowAPI, store: ProgressStore | None = None) -> None:
-        super().__init__(window)
+    def __init__(self, window: LearnWindow, store: ProgressStore | None = None) -> None:
+        super().__init__(window.window())
         self.window = window
         if store is None:
             from app.widgets.settings import data_dir
@@ -84,11 +84,10 @@ class Learn(QObject):
         self._dock: QDockWidget | None = None
         self.floated_for_room = False
         """The dock floats because the window became too narrow for it (it docks again when there is room)."""
-        window.theme.changed.connect(self.set_dark)
-        self.lessons_action = QAction("&Lessons", window)
+        self.lessons_action = QAction("&Lessons", window.window())
         self.lessons_action.setStatusTip("Guided lessons: look, do, predict, then see the real numbers.")
         self.lessons_action.triggered.connect(self.show)
-        self.open_action = QAction("Open &lesson…", window)
+        self.open_action = QAction("Open &lesson…", window.window())
         self.open_action.setStatusTip("Open a lesson file (JSON) written by a teacher.")
         self.open_action.triggered.connect(lambda _c=False: self.open_dialog())
         help_menu, file_menu = _menu(window, "Help"), _menu(window, "File")
@@ -140,7 +139,7 @@ class Learn(QObject):
         if notes:  # a remembered lesson file that vanished (or broke): dropped from the list, said once
             window.statusBar().showMessage("Lessons: " + "; ".join(notes), 15000)
         self._panel = panel = LearnPanel(lessons, self.make_run, self.store, self.cover)
-        self._dock = dock = QDockWidget("Learn", window)
+        self._dock = dock = QDockWidget("Learn", window.window())
         dock.setObjectName("learnDock")
         dock.setWidget(panel)
         dock.hide()
@@ -150,7 +149,6 @@ class Learn(QObject):
         window.installEventFilter(self)
         window.tab.pipeline.cellClicked.connect(panel.click_cell)
         panel.dismiss_button.clicked.connect(self.dismiss_offer)
-        panel.set_dark(window.theme.dark)
 
     # ------------------------------------------------------------------ lessons
     def make_run(self, lesson: Lesson) -> LessonRun:
@@ -199,7 +197,7 @@ class Learn(QObject):
         except LessonFileError as exc:
             problems = [p.format(exc.file) for p in exc.problems]
         if problems:
-            QMessageBox.warning(self.window, "This lesson cannot be opened", "\n".join(problems[:12]))
+            QMessageBox.warning(self.window.window(), "This lesson cannot be opened", "\n".join(problems[:12]))
             return None
         self.show()
         self.panel.add_lesson(lesson)
@@ -209,7 +207,7 @@ class Learn(QObject):
     def open_dialog(self) -> None:
         from app.widgets.settings import dialog_dir, remember_dialog_path
 
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open lesson", dialog_dir(),
+        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Open lesson", dialog_dir(),
                                               "Lessons (*.json);;All files (*)")
         if path:
             remember_dialog_path(path)
@@ -245,7 +243,8 @@ class Learn(QObject):
                 self._float_at_right()
         dock.show()
         dock.raise_()
-        QTimer.singleShot(0, lambda: fit_to_screen(self.window))  # docked, it may have widened the window past it
+        # docked, it may have widened the window past the screen
+        QTimer.singleShot(0, lambda: fit_to_screen(self.window.window()))
         QTimer.singleShot(0, self.fit_dock)
 
     def _float_at_right(self) -> None:
@@ -333,17 +332,11 @@ class Learn(QObject):
                 targets += [tab.story_label, tab.explain_label]
             if self.concealment.hides(*SATURATION_REVEALS):
                 targets.append(tab.controls.saturation)
-        cover_widgets(targets, self._covers, COVER_TEXT, self.window.theme.dark)
+        cover_widgets(targets, self._covers, COVER_TEXT)
 
     @property
     def covered_widgets(self) -> list[QWidget]:
         return [c.target for c in self._covers.values()]
-
-    def set_dark(self, dark: bool) -> None:
-        if self._panel is not None:
-            self._panel.set_dark(dark)
-        for c in self._covers.values():
-            c.set_dark(dark)
 
 
 def qt_wait(done: Callable[[], bool], timeout_s: float) -> bool:

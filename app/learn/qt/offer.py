@@ -10,10 +10,13 @@ takes it over. Its buttons call what they are given, so a click before then stil
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
+
+if TYPE_CHECKING:
+    from app.learn.qt.window import OfferWindow
 
 OFFER_KEY = "learn/offer_dismissed"
 """The setting "Don't show again" writes: while it is not set, every launch shows the offer."""
@@ -52,7 +55,7 @@ def install_offer(bar: QStatusBar, take: Callable[[], None], never: Callable[[],
     return offer
 
 
-def show_first_launch_offer(window: Any) -> LessonOffer | None:
+def show_first_launch_offer(window: OfferWindow) -> LessonOffer | None:
     """The offer, shown in ``window``'s status bar unless dismissed; its buttons read ``window.learn`` (which installs
     the Learn dock if it is not yet)."""
     if offer_dismissed(window.settings.q):

@@ -5,33 +5,53 @@ cover over the detectors' scores or the scan (``follow_cover``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.model_tab.model.playground_head import PlaygroundHead
 from app.model_tab.model.session import InspectSession
 from app.playground.model.concealment import SCAN_REVEALS, Concealment
 from app.widgets.settings import data_dir
 from app.widgets.tab_host import LazyTabHost
+from app.widgets.window_api import HostWindow
 from app.widgets.workers import QtRunner
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from app.model_tab.qt.tab import ModelTab
+    from app.playground.model.playground import PlaygroundModel
 
 TAB_TITLE = "Model"
 RECENT_KEY = "models/recent"
 
 
+class PlaygroundEdits(Protocol):
+    """The window's undoable edits of its Playground: ``apply(title, change)`` runs ``change`` on the
+    ``PlaygroundModel`` as one undo step; False when refused."""
+
+    def apply(self, text: str, fn: Callable[[PlaygroundModel], Any], /) -> bool: ...
+
+
+class ModelTabWindow(HostWindow, Protocol):
+    """What the Model tab uses of the window beyond a tab host's: the Playground (its model, its undoable edits,
+    its tab) to open a real head in."""
+
+    playground: PlaygroundModel
+    edits: PlaygroundEdits
+    tab: QWidget
+
+
 class InspectHost(LazyTabHost):
-    """The Model tab in ``window`` (``tabs``, ``settings``, ``theme``, ``statusBar``, ``edits``, ``tab``,
-    ``_closed``)."""
+    """The Model tab in ``window``."""
 
     title = TAB_TITLE
     loading_text = "Loading the model inspector…"
     status_prefix = "Model: "
 
-    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
+    window: ModelTabWindow
+
+    def __init__(self, window: ModelTabWindow, holder: QWidget | None = None) -> None:
         recent = window.settings.q.value(RECENT_KEY, []) or []
         recent = [recent] if isinstance(recent, str) else [str(r) for r in recent]
         session = InspectSession(runner=QtRunner(), own_folders=[data_dir(create=False) / "models"], recent=recent)

@@ -4,7 +4,7 @@ would give the answer away, so it is refused with the lesson's reason instead.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtGui import QAction, QGuiApplication
 
@@ -13,22 +13,28 @@ from app.playground.model.concealment import Concealment
 from attention_core import STEP_NAMES
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QMenu
+    from PySide6.QtWidgets import QMenu, QStatusBar, QWidget
 
     from app.playground.model.playground import PlaygroundModel
 
 COPIED = "Copied the setting as a Python script (numpy only) to the clipboard: it prints the five steps"
 
 
-class _Window(Protocol):
+class PlaygroundWindow(Protocol):
+    """What the Playground's window-level commands (Copy as code, the pipeline figure's export) use of the main
+    window: its Playground model, its status bar, and itself as a widget (Qt's ``window()``: the parent of their
+    actions and dialogs)."""
+
     playground: PlaygroundModel
 
-    def statusBar(self) -> Any: ...  # noqa: N802 (Qt API)
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt API)
+
+    def window(self) -> QWidget: ...
 
 
-def install_copy_as_code(window: Any, menu: QMenu) -> QAction:
+def install_copy_as_code(window: PlaygroundWindow, menu: QMenu) -> QAction:
     """Add "Copy as code" to ``menu`` (the Edit menu), copying ``window.playground``'s script."""
-    act = QAction("Copy as &code", window)
+    act = QAction("Copy as &code", window.window())
     act.setStatusTip("Copy a Python script (numpy only) that rebuilds Q, K, V, the mask and the scale and prints "
                      "the five steps")
     act.triggered.connect(lambda _c=False: copy_as_code(window))
@@ -36,7 +42,7 @@ def install_copy_as_code(window: Any, menu: QMenu) -> QAction:
     return act
 
 
-def copy_as_code(window: _Window) -> str | None:
+def copy_as_code(window: PlaygroundWindow) -> str | None:
     """Put the script on the clipboard and say so; returns it (None, with the reason shown, while a lesson covers
     a step)."""
     model = window.playground

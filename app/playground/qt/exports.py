@@ -17,6 +17,7 @@ from attention_core import STEP_NAMES
 
 if TYPE_CHECKING:
     from app.playground.model.playground import PlaygroundModel
+    from app.playground.qt.copy_code import PlaygroundWindow
 
 
 def install_playground_exports(pipeline: Any, model: PlaygroundModel) -> None:
@@ -47,17 +48,17 @@ def export_pipeline_figure(path: str | Path, model: PlaygroundModel) -> str:
                                  context=playground_context(model))
 
 
-def export_pipeline_dialog(window: Any) -> str | None:
+def export_pipeline_dialog(window: PlaygroundWindow) -> str | None:
     """File → Export pipeline figure…: PNG, SVG or PDF (the dialog's filter, or the typed suffix, decides)."""
     start = str(Path(dialog_dir()) / "attention-pipeline.png")
-    path, chosen = QFileDialog.getSaveFileName(window, "Export pipeline figure", start,
+    path, chosen = QFileDialog.getSaveFileName(window.window(), "Export pipeline figure", start,
                                                ";;".join(FILTERS[f] for f in IMAGE_FORMATS))
     if not path:
         return None
     remember_dialog_path(path)
     if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
         path += "." + next((f for f in IMAGE_FORMATS if FILTERS[f] == chosen), "png")
-    if not guarded(window, lambda: export_pipeline_figure(path, window.playground)):
+    if not guarded(window.window(), lambda: export_pipeline_figure(path, window.playground)):
         return None
     window.statusBar().showMessage(f"Exported the pipeline figure to {path}", 6000)
     return path

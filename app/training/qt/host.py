@@ -5,7 +5,7 @@ background), the theme, the status bar, and stopping a run when the window close
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.training.model.session import TrainingSession
 from app.widgets.tab_host import LazyTabHost
@@ -15,24 +15,29 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from app.training.qt.panel import TrainingPanel
+    from app.widgets.window_api import HostWindow
 
 TAB_TITLE = "Training"
 
 
 class TrainingHost(LazyTabHost):
-    """The Training tab in ``window`` (``tabs``, ``settings``, ``theme``, ``statusBar``, ``_closed``)."""
+    """The Training tab in ``window``. ``warm_up_torch`` and ``preview_untrained`` are the panel's options
+    (``TrainingPanel``), read when the panel is built: a test may change them on the host until then."""
 
     title = TAB_TITLE
     loading_text = "Loading the training panel (imports torch)…"
     status_prefix = "Training: "
 
-    def __init__(self, window: Any, holder: QWidget | None = None) -> None:
+    def __init__(self, window: HostWindow, holder: QWidget | None = None, *, warm_up_torch: bool = True,
+                 preview_untrained: bool = True) -> None:
         super().__init__(window, TrainingSession(runner=QtRunner()), holder=holder)
+        self.warm_up_torch, self.preview_untrained = warm_up_torch, preview_untrained
 
     def make_tab(self) -> TrainingPanel:
         from app.training.qt.panel import TrainingPanel
 
-        return TrainingPanel(self.model, settings=self.window.settings)
+        return TrainingPanel(self.model, settings=self.window.settings, warm_up_torch=self.warm_up_torch,
+                             preview_untrained=self.preview_untrained)
 
     @property
     def built(self) -> TrainingPanel | None:

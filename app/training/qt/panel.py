@@ -181,11 +181,6 @@ class TrainingPanel(QWidget):
     def status_label(self) -> QLabel:
         return self.run_controls.status_label
 
-    def set_dark(self, dark: bool) -> None:
-        """The theme, from the window (``app/widgets/theme.py``), to every view that draws colours of its own."""
-        for view in (self.heads, self.plots, self.tryit, self.compare, self.ablation, self.flow, self.causality):
-            view.set_dark(dark)
-
     # ================================================================== wiring
     def _wire(self) -> None:
         s, ev = self.session, self.session.events

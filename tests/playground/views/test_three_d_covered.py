@@ -28,9 +28,7 @@ SCRIPT = textwrap.dedent("""
     from app import create_main_window
     from app.learn.model.engine import find_lesson
     from app.playground.model.concealment import COVER_TEXT
-    from app.shell.main_window import MainWindow
     from app.playground.views.three_d.view import opengl_problem
-    MainWindow.detect_devices = False
     problem = opengl_problem()
     if problem:
         print("NOGL", problem); sys.exit(0)
@@ -39,7 +37,8 @@ SCRIPT = textwrap.dedent("""
         errors.append(repr(exc))
         sys.__excepthook__(kind, exc, tb)
     sys.excepthook = hook
-    w = create_main_window(settings=QSettings(sys.argv[1] + "/s.ini", QSettings.Format.IniFormat))
+    w = create_main_window(settings=QSettings(sys.argv[1] + "/s.ini", QSettings.Format.IniFormat),
+                           detect_devices=False)
     w.confirm_on_close = False
     w.resize(1280, 800); w.show()
     for _ in range(5): app.processEvents()

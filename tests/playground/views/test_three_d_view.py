@@ -68,13 +68,12 @@ GL_SCRIPT = textwrap.dedent("""
     from app.shell.gui import make_application
     app = make_application()
     from app import create_main_window
-    from app.shell.main_window import MainWindow
     from app.playground.views.three_d.view import opengl_problem
-    MainWindow.detect_devices = False
     problem = opengl_problem()
     if problem:
         print("NOGL", problem); sys.exit(0)
-    w = create_main_window(settings=QSettings(sys.argv[1] + "/s.ini", QSettings.Format.IniFormat))
+    w = create_main_window(settings=QSettings(sys.argv[1] + "/s.ini", QSettings.Format.IniFormat),
+                           detect_devices=False)
     w.confirm_on_close = False
     w.resize(1100, 700); w.show()
     w.playground.load_preset("it-animal-street")
