@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-import app.training.model.session as session_module
+import app.training.model.run as run_module
 from app.training.model.driver import DeviceFallback, device_failure
 from app.training.model.session import TrainingSession
 from app.training.model.tools import fresh_factory
@@ -83,7 +83,7 @@ def failing_gpu_factory(monkeypatch: pytest.MonkeyPatch, *, fail_at_call: int, w
 
         return make
 
-    monkeypatch.setattr(session_module, "fresh_factory", patched)
+    monkeypatch.setattr(run_module, "fresh_factory", patched)
     return raised
 
 
@@ -159,7 +159,7 @@ def test_a_cpu_run_that_fails_still_ends_in_error(monkeypatch: pytest.MonkeyPatc
             return trainer, snaps
         return make
 
-    monkeypatch.setattr(session_module, "fresh_factory", broken)
+    monkeypatch.setattr(run_module, "fresh_factory", broken)
     session = TrainingSession(CPU_CFG)
     run_to_end(session)
     assert session.run_state == "error" and session.status_is_error

@@ -16,7 +16,9 @@ import torch
 from hang_guard import wait_until
 
 from app.common.runner import ThreadRunner
-from app.training.model.session import GOAL, RUN_STATES, TRY_INTERVAL_S, TrainingEvents, TrainingSession
+from app.training.model.recorded import TRY_INTERVAL_S
+from app.training.model.run import GOAL
+from app.training.model.session import RUN_STATES, TrainingEvents, TrainingSession
 from app.training.model.status import derive_status, eta_line
 from attention_core.tiny.analysis import greedy_reverse, reversal_accuracy, sequence_accuracy
 from attention_core.tiny.checkpoint import CheckpointError, history_path, save_model_files
@@ -105,9 +107,11 @@ def steps_of(s: TrainingSession) -> list[int]:
 
 
 def record(s: TrainingSession) -> list[tuple[str, tuple]]:
+    """Every event but ``changed``, which sums up the others (``test_changed_names_each_announcement``)."""
     seen: list[tuple[str, tuple]] = []
     for name in s.events.signals:
-        getattr(s.events, name).connect(lambda *args, _n=name: seen.append((_n, args)))
+        if name != "changed":
+            getattr(s.events, name).connect(lambda *args, _n=name: seen.append((_n, args)))
     return seen
 
 
@@ -118,7 +122,23 @@ def names(seen: list[tuple[str, tuple]]) -> list[str]:
 def test_module_names_stay_importable():
     assert GOAL == 0.99 and TRY_INTERVAL_S == 0.5 and "finished" in RUN_STATES
     assert set(TrainingEvents().signals) == {"run_state", "config", "history", "snapshot", "shown", "probe",
-                                             "ablation", "try_it", "progress", "speed", "status", "finished"}
+                                             "ablation", "try_it", "progress", "speed", "status", "finished",
+                                             "changed"}  # every evented model's: the names just announced
+
+
+def test_changed_names_each_announcement():
+    """One ``changed`` per announcement with the names of the events just emitted (status on its own when the
+    status line changed after them)."""
+    s = TrainingSession(runner=ThreadRunner())
+    seen = record(s)
+    changed: list[frozenset[str]] = []
+    s.events.changed.connect(changed.append)
+    s.set_speed(None)
+    s.set_config(None, "steps must be at least 1")
+    assert s.start() is False  # refused: a note, the status line alone changes
+    assert names(seen) == ["speed", "config", "status"]
+    assert s.status == "Cannot start: steps must be at least 1"
+    assert changed == [frozenset({"speed"}), frozenset({"config"}), frozenset({"status"})]
 
 
 def test_status_and_eta_texts_follow_their_arguments():

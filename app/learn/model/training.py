@@ -121,7 +121,7 @@ def context(session: TrainingSession, cache: dict[Any, float] | None = None) -> 
         from attention_core.tiny.config import TrainConfig
 
         cfg = TrainConfig()  # what "show me" would train
-    from app.training.model.session import GOAL
+    from app.training.model.run import GOAL
 
     names.update(seq_len=int(cfg.seq_len), causal=bool(cfg.causal), total_steps=int(session.total_steps or
                  cfg.total_steps), model_layers=int(cfg.num_layers), model_heads=int(cfg.num_heads),
@@ -220,7 +220,7 @@ def goal_met(session: TrainingSession, name: str, value: Any, baseline: Baseline
     if name == "trained":
         return baseline.reached(session, float(value))
     if name == "causal":
-        from app.training.model.session import GOAL
+        from app.training.model.run import GOAL
 
         return bool(trainer.config.causal) == bool(value) and (
             (not session.is_running and bool(trainer.finished)) or baseline.reached(session, GOAL, "reversal_accuracy"))

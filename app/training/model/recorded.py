@@ -1,94 +1,111 @@
-"""What a learner does with a run's recorded steps, as ``TrainingSession`` commands: the timeline (seek, live,
-replay), the probe, Try it and switching heads off. Each acts on the *shown* step's recorded parameters, never on
-the model that is training, and says which step it used. Qt-free; part of ``TrainingSession`` (a base class, so
-the session module keeps to running and files)."""
+"""``RecordedTools``: the part of a ``TrainingSession`` that acts on a recorded step: the probe's tokens, Try it and
+the heads switched off, each with its result.
+
+Each acts on the *shown* step's recorded parameters, never on the model that is training, and its result says
+which step it used. This part holds those tools' state and computes their results; it announces nothing (the
+session does, once its change is complete) and reads the shown step through the narrow ``ShownStep``. Qt-free.
+"""
 
 from __future__ import annotations
 
-import time
+from typing import TYPE_CHECKING, Protocol
 
-from app.training.model.results import TryIt, run_try_it
-from app.training.model.session_base import TrainingSessionBase
-from app.training.model.tools import parse_tokens, reprobed
+from app.training.model.results import Ablation, Head, TryIt, ablation_at, run_try_it
+from app.training.model.tools import parse_tokens
+
+if TYPE_CHECKING:
+    from app.training.model.history import Snapshot, TrainingHistory
+    from attention_core.tiny.config import TrainConfig
 
 TRY_INTERVAL_S = 0.5
 """While training runs, Try it is recomputed for the live step at most this often (seconds)."""
 
 
-class RecordedSteps(TrainingSessionBase):
-    """The timeline, probe, Try it and ablation commands of ``TrainingSession`` (see the module docstring)."""
+class ShownStep(Protocol):
+    """What the tools read of their session: the recorded steps, the one shown and the model's settings."""
 
-    # ================================================================== timeline
-    def seek(self, index: int) -> None:
-        """Show recorded snapshot ``index`` (0 = the untrained model); stops following the live run."""
-        self.cursor.set_length(len(self.history))
-        self.cursor.seek(index)
-        self._shown_changed()
+    history: TrainingHistory
 
-    def go_live(self) -> None:
-        """Follow the newest step."""
-        self.cursor.go_live()
-        self.cursor.set_length(len(self.history))
-        self._shown_changed()
+    @property
+    def model_config(self) -> TrainConfig | None: ...
 
-    def replay(self) -> None:
-        """Play the recorded steps from the shown one at the chosen speed (``tick`` advances it); every head is
-        switched back on first (a replay shows the run as it was)."""
-        self._clear_ablation()
-        self.cursor.set_length(len(self.history))
-        self.cursor.play(time.perf_counter(), self.history)
-        self._shown_changed()
+    @property
+    def shown_index(self) -> int: ...
 
-    def tick(self, now: float | None = None) -> None:
-        """Advance a replay to ``now``; refresh Try it for the live step at most twice a second while training."""
-        now = time.perf_counter() if now is None else now
-        before = (self.cursor.index, self.cursor.playing)
-        self.cursor.set_length(len(self.history))
-        self.cursor.tick(now, self.history)
-        if (self.cursor.index, self.cursor.playing) != before:
-            self._shown_changed()
-        t = self.try_it
-        if (self.is_running and t is not None and t.result is not None and t.step != self.shown_step
-                and now - self._try_at >= TRY_INTERVAL_S):
-            self._try_at = now
-            self._refresh_try_it()
-            self._changed("try_it")
+    @property
+    def shown_snapshot(self) -> Snapshot | None: ...
 
-    # ================================================================== probe, try it, ablation
-    def set_probe(self, text: str) -> bool:
-        """Use these L tokens as the probe (the grid's maps); a refused text sets ``probe_error``."""
-        cfg = self.model_config
-        if cfg is None:
-            return False
-        if self.run_state == "building":  # the model being built may have another shape than ``cfg``: a probe
-            # handed to it that does not fit would end its run with an error
+
+class RecordedTools:
+    """The probe, Try it and ablation of one session (see the module docstring)."""
+
+    def __init__(self, shown: ShownStep) -> None:
+        self._shown = shown
+        self.probe: tuple[int, ...] | None = None
+        """The L input tokens whose attention the grid maps (None until a model chose them)."""
+        self.probe_error = ""
+        self.ablated: tuple[Head, ...] = ()
+        self.ablation: Ablation | None = None
+        self.try_it: TryIt | None = None
+        self._try_at = 0.0
+
+    def reset(self) -> None:
+        """A new model: nothing tried, every head on."""
+        self.ablated, self.ablation, self.try_it = (), None, None
+
+    # ================================================================== at the shown step
+    def follow_shown(self) -> None:
+        """Ablation and Try it follow the shown step."""
+        self.recompute_ablation()
+        self.refresh_try_it()
+
+    def recompute_ablation(self) -> None:
+        s = self._shown
+        cfg = s.model_config
+        self.ablation = None if cfg is None or not len(s.history) else ablation_at(s.history, s.shown_index, cfg,
+                                                                                     self.ablated)
+
+    def refresh_try_it(self) -> None:
+        t, cfg, snap = self.try_it, self._shown.model_config, self._shown.shown_snapshot
+        if t is None or t.error or cfg is None or snap is None:
+            return
+        tokens = list(t.result.inputs) if t.result is not None else []
+        self.try_it = run_try_it(t.text, tokens, cfg, snap, self.ablated) if tokens else t
+
+    def clear_ablation(self) -> None:
+        """Every head back on (the ablation of the shown step without any head off)."""
+        self.ablated = ()
+        self.recompute_ablation()
+
+    def ablation_live(self) -> None:
+        """While training runs, the live step's accuracies with every head on (nothing switched off)."""
+        s = self._shown
+        cfg = s.model_config
+        assert cfg is not None
+        self.ablation = ablation_at(s.history, s.shown_index, cfg, ())
+
+    # ================================================================== the commands' checks and results
+    def parse_probe(self, text: str, building: bool) -> list[int] | None:
+        """The probe's tokens typed as ``text`` for the model's settings; None (and ``probe_error`` says why) when
+        refused."""
+        cfg = self._shown.model_config
+        assert cfg is not None
+        if building:  # the model being built may have another shape than ``cfg``: a probe handed to it that
+            # does not fit would end its run with an error
             self.probe_error = "The model is still being built: set the probe once it is shown."
-            self._changed("probe")
-            return False
+            return None
         try:
             tokens = parse_tokens(text, cfg.seq_len, cfg.vocab_size, cfg.task)
         except ValueError as exc:
             self.probe_error = str(exc)
-            self._changed("probe")
-            return False
+            return None
         self.probe, self.probe_error = tuple(tokens), ""
-        trainer = self.trainer
-        if trainer is not None:
-            if self._control is not None and self.is_alive:
-                self._control.submit(lambda t: t.set_probe(tokens))
-            else:
-                trainer.set_probe(tokens)
-            latest = self.history.latest
-            if latest is not None and latest.params is not None and not self.is_running:
-                self.history.replace_latest(reprobed(trainer.config, tokens, latest))
-        self._changed("probe", "history", "shown")
-        return True
+        return tokens
 
-    def try_sequence(self, text: str) -> TryIt:
-        """The model's greedy answer (its task's) to the typed tokens at the shown step; a refused text is an error
-        result."""
-        cfg, snap = self.model_config, self.shown_snapshot
-        if cfg is None or snap is None or self.trainer is None:
+    def try_sequence(self, text: str, has_model: bool) -> TryIt:
+        """The model's greedy answer to the typed tokens at the shown step; a refused text is an error result."""
+        cfg, snap = self._shown.model_config, self._shown.shown_snapshot
+        if cfg is None or snap is None or not has_model:
             self.try_it = TryIt(text, error="No model yet: press Start (or Step, or Load a model) first.")
         else:
             try:
@@ -97,31 +114,31 @@ class RecordedSteps(TrainingSessionBase):
                 self.try_it = TryIt(text, error=str(exc))
             else:
                 self.try_it = run_try_it(text, tokens, cfg, snap, self.ablated)
-        self._changed("try_it")
         return self.try_it
 
-    def toggle_head(self, layer: int, head: int) -> bool:
-        """Switch one head off (or back on) in the shown step's model and measure the effect."""
-        if self.is_running:
-            self._note("To switch heads off, pause or stop training first.", error=True)
-            return False
-        if self.shown_snapshot is None or self.model_config is None:
-            self._note("No model yet: Start, Step or Load first.", error=True)
-            return False
-        cfg = self.model_config
+    def live_try_due(self, now: float, running: bool, shown_step: int | None) -> bool:
+        """While training runs, whether Try it should be recomputed for the live step now (at most every
+        ``TRY_INTERVAL_S``); when it is, it is."""
+        t = self.try_it
+        if (running and t is not None and t.result is not None and t.step != shown_step
+                and now - self._try_at >= TRY_INTERVAL_S):
+            self._try_at = now
+            self.refresh_try_it()
+            return True
+        return False
+
+    def toggle_head(self, layer: int, head: int) -> str:
+        """Switch one head off (or back on) at the shown step and measure; "" or why it was refused."""
+        cfg = self._shown.model_config
+        if self._shown.shown_snapshot is None or cfg is None:
+            return "No model yet: Start, Step or Load first."
         if not (0 <= layer < cfg.num_layers and 0 <= head < cfg.num_heads):
-            self._note(f"No head {layer + 1}.{head + 1}: this model has {cfg.num_layers} layers of "
-                       f"{cfg.num_heads} heads.", error=True)
-            return False
-        off = set(self.ablated) ^ {(layer, head)}
-        self.ablated = tuple(sorted(off))
-        self._recompute_ablation()
-        self._refresh_try_it()
-        self._changed("ablation", "try_it")
-        return True
+            return (f"No head {layer + 1}.{head + 1}: this model has {cfg.num_layers} layers of "
+                    f"{cfg.num_heads} heads.")
+        self.ablated = tuple(sorted(set(self.ablated) ^ {(layer, head)}))
+        self.follow_shown()
+        return ""
 
     def restore_heads(self) -> None:
-        """Switch every head back on."""
-        self._clear_ablation()
-        self._refresh_try_it()
-        self._changed("ablation", "try_it")
+        self.clear_ablation()
+        self.refresh_try_it()

@@ -1,50 +1,185 @@
 """``TrainingSession``: the Training tab's evented model, without Qt. The public automation surface (``w.training``).
 
-It holds the run (state, config, trainer), the recorded history with each step's parameters, the playback
-cursor (the step shown), the probe, the heads switched off, the Try it result and the status line. Every mutator
-changes the state, recomputes what derives from it (status, ablation and try-it at the shown step, progress) and
-then emits one event per changed thing on ``session.events`` (psygnal). Try it and Ablate always act on a model
-rebuilt from the *shown* step's parameters, never on the model that is training, and say which step they used.
-
-Training runs through an injected ``Runner`` (``runner``): ``drive`` loops the core's
-``ReversalTrainer.reports(TrainingControl)`` on another thread and the runner delivers each step back on the
-session's thread. Constructing a session is cheap and does not import torch.
-
-The run's commands live here; the timeline, probe, Try it and ablation in ``recorded``; the state, what derives from it
-and how changes are announced in ``session_base`` (``TrainingSessionBase``), the status and ETA texts in ``status``,
-and the trainer factories in ``tools`` / ``files``.
+A session is composed of parts with one job each, and holds the state the views show:
+- ``history`` (``TrainingHistory``: every recorded step with its parameters) and ``cursor`` (``PlaybackCursor``:
+  the step shown, live, scrubbed or replayed), in ``history``;
+- ``run`` (``TrainingRun``, in ``run``): one training run at a time on the injected ``Runner``, started, steered
+  and ended by the run-control methods, which are its; what the run's thread delivers becomes recorded state
+  there. The generator it runs (``drive``: the core's ``ReversalTrainer.reports(TrainingControl)``) is in
+  ``driver``;
+- ``tools`` (``RecordedTools``, in ``recorded``): the probe, Try it and the heads switched off, each acting on the
+  *shown* step's recorded parameters, never on the model that is training, and saying which step it used;
+- the status and ETA texts are pure functions in ``status``; the trainer factories in ``tools`` / ``files``.
+The session itself holds the state the views read (``run_state``, the settings, the trainer, its notes), the
+commands on the timeline, the tools and the files, and announces every change: state changed, what derives from it
+recomputed, then one event per changed thing on ``events`` and the status line if it changed
+(``app.common.evented``, the one way a model announces). Constructing a session is cheap and does not import torch.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from app.common.runner import ThreadRunner
-from app.training.model.driver import DeviceFallback, Factory, Ready, Stepped, drive
-from app.training.model.recorded import TRY_INTERVAL_S, RecordedSteps
-from app.training.model.results import ablation_at
-from app.training.model.session_base import TrainingEvents
-from app.training.model.tools import SPEEDS, extend_run, fresh_factory
+from app.common.evented import Evented, ModelEvents, event
+from app.training.model.history import PlaybackCursor, Snapshot, TrainingHistory
+from app.training.model.recorded import RecordedTools
+from app.training.model.run import TrainingRun
+from app.training.model.status import derive_status, eta_line
+from app.training.model.tools import DEFAULT_SPEED_INDEX, SPEEDS
 
 if TYPE_CHECKING:
+    from app.common.runner import Runner
+    from app.training.model.results import Ablation, Head, TryIt
     from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
 
-__all__ = ["GOAL", "RUN_STATES", "TRY_INTERVAL_S", "TrainingEvents", "TrainingSession"]
+__all__ = ["RUN_STATES", "TrainingEvents", "TrainingSession"]
 
-GOAL = 0.99
 RUN_STATES = ("empty", "building", "running", "paused", "finished", "stopped", "loaded", "error")
 
 
-class TrainingSession(RecordedSteps):
-    """Set up, run, replay, probe, try and ablate the tiny transformer of any task (``config.task``: reversal,
-    copy, sort, induction; see the module docstring).
+class TrainingEvents(ModelEvents):
+    """One event per thing that changes, each emitted after the change is complete (then ``changed`` with their
+    names; ``status`` carries the status line)."""
 
-    ``TrainingSession(config=None, runner=None)``: the state and what derives from it are ``TrainingSessionBase``'s
-    (``session_base``), the commands on recorded steps (timeline, probe, Try it, ablation) ``RecordedSteps``'
-    (``recorded``); running, files and the run's callbacks are here."""
+    run_state = event(str)  # RUN_STATES
+    config = event(object)  # TrainConfig | None (the settings the next run uses)
+    history = event()  # snapshots recorded, cleared or replaced
+    snapshot = event(object)  # each new step's Snapshot, as it arrives
+    shown = event(int)  # the snapshot index the views show (cursor moved, live / scrubbed / replay)
+    probe = event(object)  # the probe's L input tokens (tuple) or its error
+    ablation = event(object)  # Ablation at the shown step
+    try_it = event(object)  # TryIt | None
+    progress = event()  # progress bar / ETA text changed
+    speed = event(object)  # steps per second or None
+    finished = event(str)  # a run ended: "finished", "stopped", "error" (or "loaded": a loaded model waits)
+
+
+class TrainingSession(Evented):
+    """Set up, run, replay, probe, try and ablate the tiny transformer of any task (``config.task``: reversal,
+    copy, sort, induction; see the module docstring). ``TrainingSession(config=None, runner=None)``."""
+
+    Events = TrainingEvents
+    events: TrainingEvents
+
+    def __init__(self, config: TrainConfig | None = None, runner: Runner | None = None) -> None:
+        super().__init__()
+        self.history = TrainingHistory()
+        self.cursor = PlaybackCursor()
+        self.cursor.speed = SPEEDS[DEFAULT_SPEED_INDEX][1]
+        self.run = TrainingRun(self, runner)
+        self.tools = RecordedTools(self)
+        self.trainer: ReversalTrainer | None = None
+        self._config = config
+        self.config_error = ""
+        self.run_state = "empty"
+        self.last_error = ""
+        self.device_note = ""
+        """The GPU failed during this run and training went on on the CPU ("" when it did not)."""
+        self.loaded_from = ""
+        self.history_note = ""
+        self.goal_step: int | None = None
+        self.time_to_goal: float | None = None
+        self._notice: tuple[str, bool] | None = None
+        self.status, self.status_is_error = self._derive_status()
+
+    # ================================================================== the parts' state, read here
+    @property
+    def runner(self) -> Runner:
+        return self.run.runner
+
+    @property
+    def keep_params(self) -> bool:
+        """Record each step's parameters (Try it and Ablate at a past step need them); an experiment's runs do not."""
+        return self.run.keep_params
+
+    @keep_params.setter
+    def keep_params(self, keep: bool) -> None:
+        self.run.keep_params = keep
+
+    @property
+    def probe(self) -> tuple[int, ...] | None:
+        return self.tools.probe
+
+    @property
+    def probe_error(self) -> str:
+        return self.tools.probe_error
+
+    @property
+    def ablated(self) -> tuple[Head, ...]:
+        return self.tools.ablated
+
+    @property
+    def ablation(self) -> Ablation | None:
+        return self.tools.ablation
+
+    @property
+    def try_it(self) -> TryIt | None:
+        return self.tools.try_it
+
+    # ================================================================== reading
+    @property
+    def config(self) -> TrainConfig | None:
+        """The validated settings the next run uses (None while the form holds an impossible combination)."""
+        return self._config
+
+    @property
+    def speed(self) -> float | None:
+        """Training and replay speed in steps per second (None = as fast as possible)."""
+        return self.cursor.speed
+
+    @property
+    def is_alive(self) -> bool:
+        """A run's thread exists (running or paused)."""
+        return self.run.handle is not None and self.run_state in ("building", "running", "paused")
+
+    @property
+    def is_running(self) -> bool:
+        return self.is_alive and self.run_state in ("building", "running")
+
+    @property
+    def is_paused(self) -> bool:
+        return self.is_alive and self.run_state == "paused"
+
+    @property
+    def shown_index(self) -> int:
+        return min(self.cursor.index, max(0, len(self.history) - 1))
+
+    @property
+    def shown_snapshot(self) -> Snapshot | None:
+        """The recorded step the grid shows (what Try it, Ablate and Compare act on)."""
+        return self.history[self.shown_index] if len(self.history) else None
+
+    @property
+    def shown_step(self) -> int | None:
+        snap = self.shown_snapshot
+        return snap.step if snap is not None else None
+
+    @property
+    def model_config(self) -> TrainConfig | None:
+        """The config of the model on screen (the trainer's), else the settings'."""
+        return self.trainer.config if self.trainer is not None else self._config
+
+    @property
+    def total_steps(self) -> int:
+        cfg, latest = self.model_config, self.history.latest
+        return max(cfg.total_steps if cfg is not None else 0, latest.step if latest is not None else 0)
+
+    @property
+    def progress(self) -> tuple[int, int, str]:
+        """(value, maximum, format) for the progress bar."""
+        latest = self.history.latest
+        if latest is None:
+            return 0, 1, "not started"
+        return latest.step, max(1, self.total_steps), "step %v / %m"
+
+    @property
+    def eta_text(self) -> str:
+        latest = self.history.latest
+        return eta_line(latest.step if latest is not None else None, self.total_steps, self.run.durations,
+                        self.speed, running=self.is_running, goal_step=self.goal_step, time_to_goal=self.time_to_goal)
 
     # ================================================================== settings
     def set_config(self, config: TrainConfig | None, error: str = "") -> None:
@@ -59,20 +194,16 @@ class TrainingSession(RecordedSteps):
         if steps_per_second not in [s for _, s in SPEEDS]:
             raise ValueError(f"speed must be one of {[s for _, s in SPEEDS]}")
         self.cursor.set_speed(steps_per_second, time.perf_counter(), self.history)
-        if self._control is not None:
-            self._control.set_speed(steps_per_second)
+        if self.run.control is not None:
+            self.run.control.set_speed(steps_per_second)
         self._changed("speed")
 
-    # ================================================================== run control
+    # ================================================================== run control (the run's)
     def start_needs_choice(self) -> bool:
         """Whether Start would have to continue a finished run or discard recorded steps (a run stopped or paused
         after the settings changed): ask first (``start(new_run=False)`` continues, ``start(new_run=True)``
         starts a new model)."""
-        if self.is_running or self.trainer is None or len(self.history) < 2:
-            return False
-        if self.is_paused:  # resuming is safe unless the settings now describe another run
-            return self._config is not None and not self._same_config()
-        return self.trainer.finished or not self._same_config()
+        return self.run.start_needs_choice()
 
     def start(self, new_run: bool | None = None) -> bool:
         """Train: resume a paused run, continue an unfinished one with unchanged settings, else build a new model.
@@ -80,67 +211,18 @@ class TrainingSession(RecordedSteps):
         When that would continue a finished run or discard recorded steps (``start_needs_choice()``), say which:
         ``new_run=True`` (a fresh model from the settings) or ``False`` (= ``continue_training()``: the current
         model, with its own settings); without it nothing happens (the question is noted, False)."""
-        if self.is_running:
-            return False
-        if self.is_paused and not new_run and (self._config is None or self._same_config()):
-            self.resume()
-            return True
-        if self.start_needs_choice() and new_run is None:
-            trainer = self.trainer
-            self._note("The run is finished: continue training this model, or start a new run?"
-                       if trainer is not None and trainer.finished else
-                       "The settings changed: continue training this model as it was set up, or start a new run "
-                       "with the new settings (its recorded steps are discarded)?")
-            return False
-        if new_run is False:
-            return self.continue_training()
-        if self._config is None:
-            self._note(f"Cannot start: {self.config_error}", error=True)
-            return False
-        self._start_time = time.perf_counter()
-        self.goal_step, self.time_to_goal = None, None
-        trainer = self.trainer
-        if not new_run and trainer is not None and not trainer.finished and self._same_config():
-            self._launch(lambda: (trainer, []), paused=False, keep_history=True)
-        else:
-            self._launch_fresh(paused=False)
-        return True
+        return self.run.start(new_run)
 
     def continue_training(self) -> bool:
         """Train the current model further: a finished run gets one more length of its run (same unit)."""
-        trainer = self.trainer
-        if trainer is None or self.is_running:
-            return False
-        if self.is_paused:
-            self.resume()
-            return True
-        if trainer.finished:
-            trainer.config = extend_run(trainer.config, self._config if self._same_config(shape_only=True)
-                                        else None)
-            self._config = trainer.config
-            self._changed("config")
-        self._start_time = time.perf_counter()
-        self._launch(lambda: (trainer, []), paused=False, keep_history=True)
-        return True
+        return self.run.continue_training()
 
     def pause(self) -> None:
         """No new step starts until ``resume()`` or ``step()`` (a step in flight still arrives)."""
-        if self._control is not None and self.is_running:
-            self._control.pause()
-            self._steps_due = 0
-            self._derive_at_shown()  # not kept up while training: the shown step's ablation and Try it
-            self._set_run_state("paused", "ablation", "try_it")
+        self.run.pause()
 
     def resume(self) -> None:
-        if self._control is None or not self.is_paused:
-            return
-        self.cursor.go_live()
-        self._clear_ablation()
-        if self._start_time is None:
-            self._start_time = time.perf_counter()
-        self._control.resume()
-        self._steps_due = 0
-        self._set_run_state("running", "shown")
+        self.run.resume()
 
     def toggle_pause(self) -> None:
         if self.is_paused:
@@ -150,74 +232,106 @@ class TrainingSession(RecordedSteps):
 
     def step(self) -> bool:
         """Train exactly one batch, then stay paused (starting a paused run first when none is alive)."""
-        if self.is_alive and self._control is not None:
-            self.cursor.go_live()
-            self._clear_ablation()  # at the step now shown (the live one), not the one shown before
-            self._control.request_step()
-            self._steps_due += 1
-            self._set_run_state("paused", "shown")
-            return True
-        trainer = self.trainer
-        if trainer is not None and not trainer.finished and (self._config is None or self._same_config()):
-            self._launch(lambda: (trainer, []), paused=True, keep_history=True)
-        elif trainer is not None and trainer.finished and len(self.history) > 1:
-            self._note("The run is finished: Start continues it or starts a new run.")
-            return False
-        elif trainer is not None and len(self.history) > 1:  # the settings changed: never discard steps silently
-            self._note("The settings changed: Start asks whether to continue this model or start a new run.")
-            return False
-        elif self._config is None:
-            self._note(f"Cannot step: {self.config_error}", error=True)
-            return False
-        else:
-            self._launch_fresh(paused=True)
-        assert self._control is not None
-        self._control.request_step()
-        self._steps_due += 1
-        return True
+        return self.run.step()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """End training after the step in flight and wait for the thread; recorded steps stay."""
-        if self._control is None or self._handle is None:
-            return
-        self._control.stop()
-        handle = self._handle
-        handle.wait(timeout_s)  # delivers what the run yielded meanwhile (and its end)
-        if self._handle is handle:
-            self._end_run("stopped")
+        self.run.stop(timeout_s)
 
     def reset(self) -> bool:
         """A fresh model from the settings (same seed = same initialisation), shown at step 0, paused."""
-        if self._config is None:
-            self._note(f"Cannot reset: {self.config_error}", error=True)
-            return False
-        self._launch_fresh(paused=True)
-        self._start_time = None
-        return True
+        return self.run.reset()
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         """Stop any run and wait for its thread (call before the window closes)."""
-        if self._control is not None:
-            self._control.stop()
-        if self._handle is not None:
-            self._handle.wait(timeout_s)
-            self._end_run("stopped")
-        if self._ended is not None:  # a run whose end was delivered may still be unwinding its thread
-            self._ended.wait(timeout_s)
-            self._ended = None
+        self.run.shutdown(timeout_s)
 
     def wait_idle(self, timeout_s: float = 60.0) -> bool:
         """ThreadRunner only: deliver items until no run is training (building, running, or paused with a step
         requested by ``step()`` still to arrive) or ``timeout_s`` passed; whether it got there (tests, scripts)."""
-        runner = self.runner
-        deadline = time.perf_counter() + timeout_s
-        while self.is_running or self.run_state == "building" or (self._steps_due and self.is_alive):
-            if not isinstance(runner, ThreadRunner) or time.perf_counter() > deadline:
-                return False
-            runner.pump(0.05)
-        if isinstance(runner, ThreadRunner):
-            runner.pump()
+        return self.run.wait_idle(timeout_s)
+
+    # ================================================================== timeline
+    def seek(self, index: int) -> None:
+        """Show recorded snapshot ``index`` (0 = the untrained model); stops following the live run."""
+        self.cursor.set_length(len(self.history))
+        self.cursor.seek(index)
+        self._shown_changed()
+
+    def go_live(self) -> None:
+        """Follow the newest step."""
+        self.cursor.go_live()
+        self.cursor.set_length(len(self.history))
+        self._shown_changed()
+
+    def replay(self) -> None:
+        """Play the recorded steps from the shown one at the chosen speed (``tick`` advances it); every head is
+        switched back on first (a replay shows the run as it was)."""
+        self.tools.clear_ablation()
+        self.cursor.set_length(len(self.history))
+        self.cursor.play(time.perf_counter(), self.history)
+        self._shown_changed()
+
+    def tick(self, now: float | None = None) -> None:
+        """Advance a replay to ``now``; refresh Try it for the live step at most twice a second while training."""
+        now = time.perf_counter() if now is None else now
+        before = (self.cursor.index, self.cursor.playing)
+        self.cursor.set_length(len(self.history))
+        self.cursor.tick(now, self.history)
+        if (self.cursor.index, self.cursor.playing) != before:
+            self._shown_changed()
+        if self.tools.live_try_due(now, self.is_running, self.shown_step):
+            self._changed("try_it")
+
+    def _shown_changed(self) -> None:
+        if not self.is_running:
+            self.tools.follow_shown()
+        self._changed("shown", "ablation", "try_it")
+
+    # ================================================================== probe, try it, ablation
+    def set_probe(self, text: str) -> bool:
+        """Use these L tokens as the probe (the grid's maps); a refused text sets ``probe_error``."""
+        if self.model_config is None:
+            return False
+        tokens = self.tools.parse_probe(text, building=self.run_state == "building")
+        if tokens is None:
+            self._changed("probe")
+            return False
+        trainer, control = self.trainer, self.run.control
+        if trainer is not None:
+            if control is not None and self.is_alive:
+                control.submit(lambda t: t.set_probe(tokens))
+            else:
+                trainer.set_probe(tokens)
+            latest = self.history.latest
+            if latest is not None and latest.params is not None and not self.is_running:
+                from app.training.model.tools import reprobed
+
+                self.history.replace_latest(reprobed(trainer.config, tokens, latest))
+        self._changed("probe", "history", "shown")
         return True
+
+    def try_sequence(self, text: str) -> TryIt:
+        """The model's greedy answer (its task's) to the typed tokens at the shown step; a refused text is an error
+        result."""
+        result = self.tools.try_sequence(text, has_model=self.trainer is not None)
+        self._changed("try_it")
+        return result
+
+    def toggle_head(self, layer: int, head: int) -> bool:
+        """Switch one head off (or back on) in the shown step's model and measure the effect."""
+        refused = ("To switch heads off, pause or stop training first." if self.is_running
+                   else self.tools.toggle_head(layer, head))
+        if refused:
+            self._note(refused, error=True)
+            return False
+        self._changed("ablation", "try_it")
+        return True
+
+    def restore_heads(self) -> None:
+        """Switch every head back on."""
+        self.tools.restore_heads()
+        self._changed("ablation", "try_it")
 
     # ================================================================== files
     def save(self, path: str | Path) -> Path:
@@ -238,128 +352,42 @@ class TrainingSession(RecordedSteps):
 
         factory, note = load_session_files(path)  # validates now; builds the trainer on the run's thread
         self.loaded_from, self.history_note = Path(path).name, note
-        self._launch(factory, paused=True, loading=True)
+        self.run.launch(factory, paused=True, loading=True)
 
-    # ================================================================== the run's callbacks
-    def _launch_fresh(self, *, paused: bool) -> None:
-        """A new model from the settings; on a GPU, with the CPU as the fallback should building it there fail."""
-        cfg = self._config
-        assert cfg is not None
-        cpu = fresh_factory(replace(cfg, device="cpu"), self.probe) if cfg.device != "cpu" else None
-        self._launch(fresh_factory(cfg, self.probe), paused=paused, cpu_factory=cpu, device=cfg.device)
+    # ================================================================== announcing changes
+    def _set_run_state(self, state: str, *names: str) -> None:
+        self.run_state = state
+        self._changed("run_state", *names)
 
-    def _launch(self, factory: Factory, *, paused: bool, keep_history: bool = False, loading: bool = False,
-                cpu_factory: Factory | None = None, device: str = "cpu") -> None:
-        from attention_core.tiny.control import TrainingControl
+    def report_device_problem(self, text: str) -> None:
+        """A device could not be used (the warm-up failed, say) and work goes on on the CPU: the status line says
+        so until the next run starts."""
+        self.device_note = text
+        self._emit_status()
 
-        if self._handle is not None:
-            self.stop()
-        self._run_id += 1
-        run_id = self._run_id
-        self._control = control = TrainingControl(paused=paused, steps_per_second=self.speed)
-        self._durations.clear()
-        self._steps_due = 0
-        self.last_error = self.device_note = ""
-        if not loading:
-            self.loaded_from, self.history_note = "", ""
-        if not keep_history:
-            self.goal_step, self.time_to_goal = None, None  # a figure of the run before must not stay on screen
-            self.history.clear()
-            self._clear_ablation()  # after clearing: no Ablation of a discarded step may stay on screen
-            self.try_it = None
-            self.cursor.go_live()
-        self._handle = self.runner.start(lambda: drive(factory, control, cpu_factory=cpu_factory, device=device,
-                                                       keep_params=self.keep_params),
-                                         lambda item: self._on_item(run_id, item),
-                                         lambda reason: self._on_done(run_id, reason))
-        state = ("paused" if paused else "running") if keep_history and self.trainer is not None else "building"
-        self._building_paused = paused
-        self._set_run_state(state, "history", "shown", "try_it", "ablation", "progress")
+    def _note(self, text: str, error: bool = False) -> None:
+        """A one-off message (an action's outcome or refusal) until the next change."""
+        self._notice = (text, error)
+        self._emit_status()
 
-    def _on_item(self, run_id: int, item: object) -> None:
-        if run_id != self._run_id:
-            return  # a superseded run
-        if isinstance(item, Ready):
-            self._on_ready(item)
-        elif isinstance(item, Stepped):
-            self._on_step(item)
-        elif isinstance(item, DeviceFallback):  # the GPU failed: the run goes on on the CPU
-            self.device_note = item.text
-            if self._config is not None and self._config.device != "cpu":
-                self._config = replace(self._config, device="cpu")
-            self._changed("config")
+    def _changed(self, *names: str, **payloads: Any) -> None:
+        """Announce each changed thing (in order, once each; ``shown`` carries the shown index), then the status
+        line if it changed; a one-off note ends here."""
+        self._notice = None
+        if "shown" in names:
+            payloads["shown"] = self.shown_index
+        self._announce(*names, **payloads)
+        self._emit_status()
 
-    def _on_ready(self, item: Ready) -> None:
-        new_model = item.trainer is not self.trainer
-        self.trainer = item.trainer
-        if new_model:
-            self.history.clear(complete=not (self.loaded_from and self.history_note))
-            self.ablated, self.ablation, self.try_it = (), None, None
-        for s in item.snapshots:
-            self.history.add(s)
-        if new_model:  # a loaded full history knows when it reached the goal (not how long that took); two
-            # points of a history that was not saved do not
-            goal = self.history.first_step_reaching(GOAL) if self.history.complete else None
-            self.goal_step, self.time_to_goal = goal, None
-        self.probe = tuple(int(t) for t in item.trainer.probe[: item.trainer.config.seq_len].tolist())
-        if self._config != item.trainer.config:
-            self._config = item.trainer.config
-        self.cursor.set_length(len(self.history))
-        state = ("loaded" if self.loaded_from else "paused") if self._building_paused else "running"
-        if self.run_state == "building":
-            self.run_state = state
-        if self.loaded_from and self._control is not None:
-            self._control.stop()  # a loaded model waits for Start without holding a thread
-        self._derive_at_shown()
-        self._changed("run_state", "config", "probe", "history", "shown", "ablation", "try_it", "progress")
+    def _emit_status(self) -> None:
+        status = self._derive_status()
+        if status != (self.status, self.status_is_error):
+            self.status, self.status_is_error = status
+            self._announce("status")
 
-    def _on_step(self, item: Stepped) -> None:
-        snap = item.snapshot
-        if not self.history.add(snap):
-            return
-        self._durations.append(item.seconds)
-        self._steps_due = max(0, self._steps_due - 1)
-        r = snap.report
-        if self.goal_step is None and r.evaluated and r.sequence_accuracy >= GOAL:
-            self.goal_step = snap.step
-            if self._start_time is not None:
-                self.time_to_goal = time.perf_counter() - self._start_time
-        was = self.cursor.index
-        self.cursor.set_length(len(self.history))
-        names = ["history", "progress", "snapshot"]
-        if self.cursor.index != was or self.cursor.follow_live:
-            names.append("shown")
-            if not self.is_running:
-                self._derive_at_shown()
-                names += ["ablation", "try_it"]
-            elif not self.ablated:
-                self.ablation = ablation_at(self.history, self.shown_index, snap_config(self), ())
-                names.append("ablation")
-        self._changed(*names, snapshot=snap)
-
-    def _on_done(self, run_id: int, reason: str) -> None:
-        if run_id != self._run_id:
-            return
-        if reason.startswith("error"):
-            self.last_error = reason[len("error: "):]
-            self._end_run("error")
-        else:
-            stopped = self._control is not None and self._control.stopped
-            finished = self.trainer is not None and self.trainer.finished
-            self._end_run("finished" if finished and not stopped else "stopped")
-
-    def _end_run(self, state: str) -> None:
-        if self._handle is None:
-            return
-        self._ended, self._handle, self._control, self._steps_due = self._handle, None, None, 0
-        if self.run_state == "loaded" and state == "stopped":
-            state = "loaded"
-        self._derive_at_shown()
-        self._set_run_state(state, "ablation", "try_it", "progress")
-        self.events.finished.emit(state)
-
-
-def snap_config(session: TrainingSession) -> TrainConfig:
-    cfg = session.model_config
-    assert cfg is not None
-    return cfg
+    def _derive_status(self) -> tuple[str, bool]:
+        return derive_status(self.run_state, self.history.latest, notice=self._notice,
+                             ablation=self.ablation if self.ablated else None, last_error=self.last_error,
+                             loaded_from=self.loaded_from, history_note=self.history_note, speed=self.speed,
+                             started=self.run.start_time is not None, device_note=self.device_note,
+                             config=self.model_config)
