@@ -20,7 +20,7 @@ from app.learn.model.schema import (
 )
 
 LESSON_DIR = resource_path("lessons")
-"""The bundled lessons: resources/lessons/ of the checkout, or of the PyInstaller bundle."""
+"""The bundled lessons: resources/lessons/, wherever app.common.resources finds it (wheel, checkout, bundle)."""
 
 
 @dataclass(frozen=True)
