@@ -67,7 +67,6 @@ class EmptyMap(_QWidget):
     def set_range_note(self, note): pass
     def set_highlight(self, *args): pass
     def set_selected(self, *args): pass
-    def apply_theme(self, dark): pass
     def refresh_labels(self): pass
 
 _pipeline.HeatmapWidget = EmptyMap

@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from app.playground.model.concealment import COVER_TEXT, Concealment
@@ -58,7 +58,6 @@ class PlaygroundTab(QSplitter):
         self.pipeline.cellHovered.connect(self._on_hover)
         self.pipeline.cellClicked.connect(self._on_click)
         self.view_tabs.addTab(self.pipeline, "Steps")
-        self._dark = False
         self._views: dict[str, QWidget] = {}  # the lazy views built so far
         self._holders: dict[str, QWidget] = {}  # their placeholders until then
         self._when_built: dict[str, list[Callable[[Any], None]]] = {}
@@ -194,13 +193,11 @@ class PlaygroundTab(QSplitter):
             self._views[name] = view
             holder = self._holders.pop(name)
             idx, current = self.view_tabs.indexOf(holder), self.view_tabs.currentIndex()
-            self.view_tabs.blockSignals(True)
-            self.view_tabs.removeTab(idx)
-            self.view_tabs.insertTab(idx, view, entry.title)
-            self.view_tabs.setCurrentIndex(current)
-            self.view_tabs.blockSignals(False)
+            with QSignalBlocker(self.view_tabs):
+                self.view_tabs.removeTab(idx)
+                self.view_tabs.insertTab(idx, view, entry.title)
+                self.view_tabs.setCurrentIndex(current)
             holder.deleteLater()
-            view.set_dark(self._dark)  # type: ignore[attr-defined]
             for callback in self._when_built.pop(name, []):
                 callback(view)
         return self._views[name]
@@ -248,10 +245,3 @@ class PlaygroundTab(QSplitter):
         # a cell's formula plugs in the maps before it (and ⑤'s the weights): withheld while any map is covered
         hidden = self.concealment.hidden and self.model.explanation_html
         self.explain_label.setText(COVER_TEXT if hidden else self.model.explanation_html or EXPLAIN_HINT)
-
-    def set_dark(self, dark: bool) -> None:
-        self._dark = dark  # the views not built yet get it when they are
-        self.pipeline.set_dark(dark)
-        self.inputs.set_dark(dark)
-        for view in self._views.values():
-            view.set_dark(dark)  # type: ignore[attr-defined]

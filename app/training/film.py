@@ -136,7 +136,7 @@ def _figure(layers: int, heads: int) -> Any:
     font = QFont()
     font.setPointSizeF(13.0)
     fig.title.setFont(font)
-    fig.grid = HeadGrid()
+    fig.grid = HeadGrid(dark=False)
     box.addWidget(fig.title)
     box.addWidget(fig.grid, 1)
     fig.grid.set_shape(layers, heads)

@@ -1,5 +1,5 @@
 """The one place that knows the theme: its colours, the Qt palette and style sheet, and how a pyqtgraph view is
-dressed in it. The window owns a ``ThemeController``; views receive the result once, through ``set_dark(dark)``.
+dressed in it. The window owns a ``ThemeController``; every view follows the theme one way, ``follow_theme``.
 
 Why this shape:
 
@@ -11,16 +11,24 @@ Why this shape:
   ``style_label`` give its backgrounds, axes, titles, legends and text items the theme's colours.
 - Rich text (coloured words in labels) takes its colours from ``ThemeColors``, so a colour that reads on white
   (dark red) is swapped for one that reads on the dark background (light red), never hard-coded per widget.
+- The theme is the application's (its palette is): a view that draws colours of its own calls
+  ``follow_theme(self._restyle)`` once, at the end of its ``__init__``; ``_restyle(colors)`` runs then and after every
+  change, until the view is deleted. Nobody passes the theme down (no ``set_dark`` chain through the tabs), so a
+  view built late (a lazy tab, a lesson's cover) is dressed like the rest. A widget made for a file (an export,
+  always light) is given ``dark=False`` and follows nothing.
 - "system" follows Qt's colour-scheme hint (``QStyleHints.colorScheme``) and its ``colorSchemeChanged`` signal;
   an unknown scheme (no desktop theme, offscreen) is light.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
@@ -30,7 +38,7 @@ from app.widgets.settings import THEMES
 
 __all__ = ["THEMES", "ThemeColors", "LIGHT", "DARK", "colors_for", "span", "resolve_dark", "system_scheme",
            "qpalette", "style_sheet", "apply_to_application", "ThemeController", "style_view", "style_plot",
-           "style_label", "style_legend"]
+           "style_label", "style_legend", "follow_theme", "current_colors"]
 
 AXES = ("left", "bottom", "right", "top")
 
@@ -91,6 +99,39 @@ def span(text: str, color: str, bold: bool = False) -> str:
     """``text`` in ``color`` for a rich-text label."""
     tag = "b" if bold else "span"
     return f"<{tag} style='color:{color}'>{text}</{tag}>"
+
+
+# ====================================================================== the one way a view follows the theme
+_current: list[ThemeColors] = [LIGHT]
+_followers: list[weakref.WeakMethod[Callable[[ThemeColors], None]]] = []
+
+
+def current_colors() -> ThemeColors:
+    """The application's theme now (light until a window applies one)."""
+    return _current[0]
+
+
+def follow_theme(restyle: Callable[[ThemeColors], None]) -> None:
+    """``restyle`` (a bound method of a view) runs now with the theme's colours, then after every change of the
+    application's theme, until its object is deleted (held weakly: following keeps nothing alive)."""
+    restyle(_current[0])
+    _followers.append(weakref.WeakMethod(restyle))
+
+
+def _restyle_all(c: ThemeColors) -> None:
+    """Every living follower, in the order they started following (a child before the view that holds it); one
+    that starts following meanwhile (a view built by a restyle) was dressed in ``c`` already."""
+    _current[0] = c
+    gone = []
+    for ref in list(_followers):
+        method = ref()
+        owner = getattr(method, "__self__", None)
+        if method is None or (isinstance(owner, shiboken6.Shiboken.Object) and not shiboken6.isValid(owner)):
+            gone.append(ref)
+            continue
+        method(c)
+    for ref in gone:
+        _followers.remove(ref)
 
 
 # ====================================================================== resolving "system"
@@ -162,7 +203,8 @@ def apply_to_application(dark: bool) -> None:
 class ThemeController(QObject):
     """Holds the user's choice, resolves "system", and applies the result to ``window`` and the application.
 
-    ``changed(dark)`` is emitted whenever the effective theme is applied; the window pushes it to its views."""
+    ``changed(dark)`` is emitted whenever the effective theme is applied (the menus follow it); views follow the
+    theme through ``follow_theme``."""
 
     changed = Signal(bool)
 
@@ -175,6 +217,7 @@ class ThemeController(QObject):
         self._following = isinstance(app, QGuiApplication)
         # the application's palette before this window themed it: given back when the window closes
         self._previous = QPalette(app.palette()) if isinstance(app, QApplication) else None
+        self._colors_before = current_colors()
         if self._following:
             app.styleHints().colorSchemeChanged.connect(self.on_color_scheme_changed)
 
@@ -195,6 +238,8 @@ class ThemeController(QObject):
         sheet = style_sheet(dark)
         if isinstance(QApplication.instance(), QApplication) and self.window.styleSheet() != sheet:
             self.window.setStyleSheet(sheet)  # (the same sheet again would still re-polish every widget)
+        if current_colors().dark != dark:
+            _restyle_all(colors_for(dark))
         self.changed.emit(dark)
 
     def release(self) -> None:
@@ -207,6 +252,8 @@ class ThemeController(QObject):
         if self._previous is not None and isinstance(app, QApplication):
             app.setPalette(self._previous)
             self._previous = None
+            if current_colors() is not self._colors_before:
+                _restyle_all(self._colors_before)  # the views still open follow the palette given back
 
 
 # ====================================================================== pyqtgraph

@@ -16,10 +16,13 @@ from app.playground.model.playground import PlaygroundModel
 from app.playground.qt.commands import UndoableEdits
 from app.playground.tab import PlaygroundTab
 from app.playground.views import registry
+from app.widgets.theme import ThemeController
 
 PLANTED_VIEW = textwrap.dedent('''
     from PySide6.QtCore import Signal
     from PySide6.QtWidgets import QLabel
+
+    from app.widgets.theme import follow_theme
 
     class CellsView(QLabel):
         cellHovered = Signal(str, int, int)
@@ -28,9 +31,10 @@ PLANTED_VIEW = textwrap.dedent('''
         def __init__(self, model, edits):
             super().__init__("planted")
             self.model, self.edits, self.dark = model, edits, None
+            follow_theme(self._restyle)
 
-        def set_dark(self, dark):
-            self.dark = dark
+        def _restyle(self, colors):
+            self.dark = colors.dark
 
     def build(model, edits):
         return CellsView(model, edits)
@@ -59,13 +63,15 @@ def test_every_registered_view_is_a_tab_built_from_its_module(qtbot):
         tab.surface  # noqa: B018 (the 3D view is three_d: one name for it)
 
 
-def test_a_new_view_is_one_module_and_one_registry_line(qtbot, tmp_path, monkeypatch):
+def test_a_new_view_is_one_module_and_one_registry_line(qtbot, tmp_path, monkeypatch, request):
     (tmp_path / "planted_cells_view.py").write_text(PLANTED_VIEW)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "VIEWS", (*registry.VIEWS, registry.PlaygroundView("cells", "Cells",
                                                                                      "planted_cells_view")))
     tab = make_tab(qtbot)
-    tab.set_dark(True)
+    theme = ThemeController(tab)  # the application's theme, as the window sets it: dark before the view is built
+    theme.apply(True)
+    request.addfinalizer(lambda: (theme.apply(False), theme.release()))
     assert tab.view_tabs.tabText(5) == "Cells" and not tab.is_built("cells")
     assert "planted_cells_view" not in sys.modules  # nothing of it imported before it is opened
     tab.view_tabs.setCurrentIndex(5)  # the user opens it

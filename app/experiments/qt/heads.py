@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.widgets.frame import FrameCoalescer
 from app.widgets.grid.head_grid import HeadGrid
-from app.widgets.theme import colors_for
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 
 if TYPE_CHECKING:
     from app.experiments.model.compare import CompareSide
@@ -53,16 +53,17 @@ def _wrapping(text: str = "") -> QLabel:
 class CompareGrids(QWidget):
     """The two grids with their titles, the entropy table and the lines under it (the part a file shows too)."""
 
-    def __init__(self, model: ExperimentSession, parent: QWidget | None = None) -> None:
+    def __init__(self, model: ExperimentSession, parent: QWidget | None = None, dark: bool | None = None) -> None:
+        """``dark``: None follows the application's theme; True or False is fixed (the grids made for a file)."""
         super().__init__(parent)
         self.model = model
-        self._dark = False
+        self._dark = bool(dark)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         grid = QGridLayout()
         grid.setVerticalSpacing(2)
         self.titles = {w: QLabel() for w in ("a", "b")}
-        self.grids = {w: HeadGrid() for w in ("a", "b")}
+        self.grids = {w: HeadGrid(dark=dark) for w in ("a", "b")}
         for col, w in enumerate(("a", "b")):
             self.titles[w].setAlignment(Qt.AlignmentFlag.AlignHCenter)
             grid.addWidget(self.titles[w], 0, col)
@@ -97,11 +98,11 @@ class CompareGrids(QWidget):
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setFixedWidth(SIDE_WIDTH)
         row.addWidget(scroll)
+        if dark is None:
+            follow_theme(self._restyle)
 
-    def set_dark(self, dark: bool) -> None:
-        self._dark = dark
-        for g in self.grids.values():
-            g.set_dark(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self._dark = c.dark  # (the grids follow the theme themselves)
         self.refresh()
 
     def refresh(self) -> None:
@@ -246,9 +247,6 @@ class ExperimentHeads(QWidget):
         if self._dirty:
             self.refresh()
 
-    def set_dark(self, dark: bool) -> None:
-        self.grids.set_dark(dark)
-
 
 def write_compare_figure(path: str | Path, model: ExperimentSession, context: str = "") -> str:
     """The two runs' grids, entropy table and lines as one light figure for a file (PNG, SVG or PDF); the plain
@@ -266,11 +264,11 @@ def write_compare_figure(path: str | Path, model: ExperimentSession, context: st
     label.setTextFormat(Qt.TextFormat.RichText)
     label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
     label.setWordWrap(True)
-    grids = CompareGrids(model)
+    grids = CompareGrids(model, dark=False)
     box.addWidget(label)
     box.addWidget(grids, 1)
     try:
-        grids.set_dark(False)
+        grids.refresh()
         layers, heads = grids.grids["a"].shape
         fig.resize(max(900, 2 * 170 * max(heads, 1) + 120), 260 + 250 * max(layers, 1))
         plain = full_title(title, context)

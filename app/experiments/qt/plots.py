@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.widgets.frame import FrameCoalescer
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, style_legend, style_plot, style_view
+from app.widgets.theme import LIGHT, ThemeColors, colors_for, follow_theme, style_legend, style_plot, style_view
 
 if TYPE_CHECKING:
     from app.experiments.model.session import ExperimentSession
@@ -34,7 +34,9 @@ EMPTY_TEXT = "Run trains these runs: the curves draw as they learn"
 class ExperimentPlots(QWidget):
     """Loss and accuracy side by side; ``model`` None: drawn by ``redraw(model)`` only (for files)."""
 
-    def __init__(self, model: ExperimentSession | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, model: ExperimentSession | None = None, parent: QWidget | None = None,
+                 dark: bool | None = None) -> None:
+        """``dark``: None follows the application's theme; True or False is fixed (the plots made for a file)."""
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -64,7 +66,10 @@ class ExperimentPlots(QWidget):
             self.plots[what] = plot
         self.empty_note = pg.TextItem(EMPTY_TEXT, anchor=(0.5, 0.5))  # in the accuracy plot, at its middle
         self.plots["accuracy"].addItem(self.empty_note, ignoreBounds=True)
-        self.set_dark(False)
+        if dark is None:
+            follow_theme(self._restyle)
+        else:
+            self._restyle(colors_for(dark))
         self.model = model
         self._subscribed: list[tuple[Any, Callable[..., Any]]] = []
         if model is not None:
@@ -85,8 +90,8 @@ class ExperimentPlots(QWidget):
         self.redraw(self.model)
 
     # ---------------------------------------------------------------- theme
-    def set_dark(self, dark: bool) -> None:
-        self.colors = c = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c
         style_view(self.graphics, c)
         for plot in self.plots.values():
             style_plot(plot, c)
@@ -167,4 +172,4 @@ def write_experiment_plots(path: str | Path, model: ExperimentSession, context: 
 
     ensure_application()
     return write_titled_figure(path, "Experiment: loss and held-out sequence accuracy per run", context,
-                               ExperimentPlots(), lambda plots: plots.redraw(model), size=(1100, 480))
+                               ExperimentPlots(dark=False), lambda plots: plots.redraw(model), size=(1100, 480))

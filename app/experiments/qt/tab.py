@@ -30,7 +30,7 @@ from app.experiments.qt.plots import ExperimentPlots, write_experiment_plots
 from app.experiments.qt.table import RunsTable, SummaryTable
 from app.widgets.export_button import IMAGE_FORMATS, add_format_actions, attach_export_button, export_with_dialog
 from app.widgets.frame import FrameCoalescer
-from app.widgets.theme import colors_for
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 from attention_core.tiny.experiments import EXPERIMENT_PRESETS, write_summary_csv
 
 VIEWS = ("Curves", "Final table", "Heads side by side")
@@ -83,6 +83,7 @@ class ExperimentTab(QWidget):
         self._show_preset(model.preset_id)
         self._show_buttons()
         self.show_progress()
+        follow_theme(self._restyle)
 
     def _build_top(self) -> QWidget:
         top = QWidget()
@@ -192,11 +193,8 @@ class ExperimentTab(QWidget):
     def findings_text(self) -> str:
         return self.findings_label.text()
 
-    def set_dark(self, dark: bool) -> None:
-        self._dark = dark
-        self.plots.set_dark(dark)
-        self.heads.set_dark(dark)
-        self.runs_table.set_dark(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self._dark = c.dark
         self.show_findings()
 
     # ---------------------------------------------------------------- export

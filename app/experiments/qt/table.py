@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.experiments.model.session import COLUMNS, format_cell
-from app.widgets.theme import colors_for
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 from attention_core.positions import POSITIONAL_KINDS
 from attention_core.tiny.tasks import TASK_NAMES
 
@@ -102,6 +102,7 @@ class RunsTable(QWidget):
         model.events.table_error.connect(self.show_error)
         model.events.run_state.connect(lambda _s: self._set_editable())
         self.fill()
+        follow_theme(self._restyle)
 
     def fill(self) -> None:
         """The model's rows, one per run (the vertical header names the run as the legend does)."""
@@ -144,8 +145,8 @@ class RunsTable(QWidget):
         self.error_label.setText(f"<span style='color:{colors_for(self._dark).bad}'>{text}</span>" if text else "")
         self.error_label.setVisible(bool(text))
 
-    def set_dark(self, dark: bool) -> None:
-        self._dark = dark
+    def _restyle(self, c: ThemeColors) -> None:
+        self._dark = c.dark
         self.show_error(self.model.table_error)
 
     def cell_text(self, row: int, column: str) -> str:

@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.widgets.frame import FrameCoalescer
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, style_legend, style_plot, style_view
+from app.widgets.theme import LIGHT, ThemeColors, colors_for, follow_theme, style_legend, style_plot, style_view
 
 if TYPE_CHECKING:
     from app.lab.model import ScalingLab
@@ -60,7 +60,8 @@ def _fmt(what: str, value: float) -> str:
 class LabPlots(QWidget):
     """Two log-log plots following a ``ScalingLab`` (``lab`` None: drawn by ``redraw(lab)`` only, for files)."""
 
-    def __init__(self, lab: ScalingLab | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, lab: ScalingLab | None = None, parent: QWidget | None = None, dark: bool | None = None) -> None:
+        """``dark``: None follows the application's theme; True or False is fixed (the plots made for a file)."""
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -103,7 +104,10 @@ class LabPlots(QWidget):
             "of n (2 = quadratic). Peak memory: tracemalloc for the numpy paths (exact), the resident-set "
             "high-water mark for torch on the CPU (page-granular), torch.cuda.max_memory_allocated on a GPU.")
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse)
-        self.set_dark(False)
+        if dark is None:
+            follow_theme(self._restyle)
+        else:
+            self._restyle(colors_for(dark))
         self.lab = lab
         if lab is not None:
             # a few redraws a second: each takes the GIL and a core from the measurement running beside it
@@ -113,8 +117,8 @@ class LabPlots(QWidget):
             self.redraw(lab)
 
     # ---------------------------------------------------------------- theme
-    def set_dark(self, dark: bool) -> None:
-        self.colors = c = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c
         style_view(self.graphics, c)
         for what, plot in self.plots.items():
             style_plot(plot, c)
@@ -229,5 +233,5 @@ def write_lab_plots(path: str | Path, lab: ScalingLab, context: str = "") -> str
     from app.widgets.rendering import ensure_application, write_titled_figure
 
     ensure_application()
-    return write_titled_figure(path, "Attention cost against sequence length n", context, LabPlots(),
+    return write_titled_figure(path, "Attention cost against sequence length n", context, LabPlots(dark=False),
                                lambda plots: plots.redraw(lab), size=(1100, 520))

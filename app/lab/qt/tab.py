@@ -14,7 +14,7 @@ from app.lab.model import ScalingLab
 from app.lab.qt.controls import LabControls
 from app.lab.qt.plots import LabPlots, write_lab_plots
 from app.widgets.export_button import IMAGE_FORMATS, add_format_actions, attach_export_button, export_with_dialog
-from app.widgets.theme import colors_for
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 
 CONTROLS_WIDTH = 236
 
@@ -52,10 +52,10 @@ class LabTab(QWidget):
         self.show_readouts(lab.readouts)
         lab.events.readouts.connect(self.show_readouts)
         lab.events.status.connect(lambda text: self.status_label.setText(text))
+        follow_theme(self._restyle)
 
-    def set_dark(self, dark: bool) -> None:
-        self._dark = dark
-        self.plots.set_dark(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self._dark = c.dark
         self.show_readouts(self.lab.readouts)
 
     def show_readouts(self, lines: list[str]) -> None:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.learn.model.engine import Feedback, Lesson, LessonRun, ProgressStore
 from app.learn.qt.cell_grid import CellGrid
-from app.widgets.theme import colors_for
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 
 AUTO_ADVANCE_MS = 900
 """How long a reached do step stays on screen (its "Done" visible) before the next step opens."""
@@ -35,20 +35,19 @@ DRAFT = " (a draft)"  # after the title of a lesson with fewer steps than a less
 class Cover(QLabel):
     """An opaque card over ``target`` (a child of it, following its size) until removed."""
 
-    def __init__(self, target: QWidget, text: str, dark: bool = False) -> None:
+    def __init__(self, target: QWidget, text: str) -> None:
         super().__init__(text, target)
         self.target = target
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setWordWrap(True)
         self.setAutoFillBackground(True)
-        self.set_dark(dark)
+        follow_theme(self._restyle)
         target.installEventFilter(self)
         self.setGeometry(target.rect())
         self.raise_()
         self.show()
 
-    def set_dark(self, dark: bool) -> None:
-        c = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
         self.setStyleSheet(f"QLabel {{ background: {c.alt_base}; color: {c.muted}; border: 2px dashed {c.faint};"
                            " font-weight: bold; }")
 
@@ -132,6 +131,7 @@ class LearnPanel(QWidget):
         self._show()
 
     # ------------------------------------------------------------------ lessons
+        follow_theme(self._restyle)
     def fill_list(self) -> None:
         self.list.clear()
         for lesson in self.lessons:
@@ -379,8 +379,8 @@ class LearnPanel(QWidget):
         if run is not None and run.index == index and run.kind == "do" and run.done:
             run.next()
 
-    def set_dark(self, dark: bool) -> None:
-        self.dark = dark
+    def _restyle(self, c: ThemeColors) -> None:
+        self.dark = c.dark
         if self.run is not None:
             self._set_feedback(self.run.feedback.get(self.run.index))
 
@@ -388,7 +388,7 @@ class LearnPanel(QWidget):
         self.offer.setVisible(visible)
 
 
-def cover_widgets(targets: Iterable[QWidget], covers: dict[int, Cover], text: str, dark: bool) -> None:
+def cover_widgets(targets: Iterable[QWidget], covers: dict[int, Cover], text: str) -> None:
     """Put a ``Cover`` on each of ``targets`` and remove the others from ``covers`` (keyed by id(widget))."""
     wanted = {id(t): t for t in targets}
     for key in list(covers):
@@ -396,4 +396,4 @@ def cover_widgets(targets: Iterable[QWidget], covers: dict[int, Cover], text: st
             covers.pop(key).remove()
     for key, t in wanted.items():
         if key not in covers:
-            covers[key] = Cover(t, text, dark)
+            covers[key] = Cover(t, text)

@@ -38,7 +38,7 @@ from app.widgets.frame import RedrawWhenShown
 from app.widgets.grid.overlay import MapOverlay
 from app.widgets.heatmap.style import elided_title, let_title_overflow
 from app.widgets.heatmap.view import HeatmapWidget
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, span, style_plot, style_view
+from app.widgets.theme import LIGHT, ThemeColors, follow_theme, span, style_plot, style_view
 
 SCAN_PLACEHOLDER = ("<b>Ablation scan</b>: press <b>Scan every head</b> to switch each head off alone and measure how "
                     "much the loss rises without it (a grid of loss changes appears here; click a head on it to switch "
@@ -163,6 +163,7 @@ class LossCurveView(RedrawWhenShown, QWidget):
         self._style()
         self.analysis.events.detection.connect(self.request_redraw)
         self.redraw()
+        follow_theme(self._restyle)
 
     def _show_title(self, title: str, drawn: bool) -> None:
         """``title`` elided to the plot's width, the whole of it in the tooltip; no numbers on empty axes."""
@@ -180,8 +181,8 @@ class LossCurveView(RedrawWhenShown, QWidget):
         if self._title:
             self._show_title(self._title, self._drawn)
 
-    def set_dark(self, dark: bool) -> None:
-        self.colors = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c
         self._style()
         self.redraw()
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSignalBlocker, Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -31,11 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.model_tab.model.detect import KINDS, THRESHOLD
+from app.model_tab.model.detect_runs import KINDS, THRESHOLD
 from app.model_tab.model.detect_views import head_rows, off_html, score_grid
 from app.model_tab.model.session import InspectSession
 from app.model_tab.qt.detect_maps import LossCurveView, PatternView, ScanPanel, ScoreGridView, caption_label
-from app.widgets.theme import colors_for, span
+from app.widgets.theme import ThemeColors, colors_for, follow_theme, span
 
 HEAD_ROLE = int(Qt.ItemDataRole.UserRole)
 HEADS_WIDTH = 170
@@ -194,8 +193,7 @@ class DetectView(QWidget):
         for sig in (ev.detection, ev.kind, ev.off, ev.status, ev.cover, session.events.selected):
             sig.connect(self.redraw)
         session.events.load.connect(self.redraw)
-        self._follow_palette()
-        self.redraw()
+        follow_theme(self._restyle)  # draws now, and again in each new theme
 
     # ------------------------------------------------------------------ following the analysis
     def redraw(self) -> None:
@@ -247,19 +245,6 @@ class DetectView(QWidget):
         self.analysis.set_shown(False)
         super().hideEvent(event)
 
-    def changeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
-        super().changeEvent(event)
-        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
-            self._follow_palette()
-
-    def _follow_palette(self) -> None:
-        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
-        if dark != self.dark:
-            self.set_dark(dark)
-
-    def set_dark(self, dark: bool) -> None:
-        self.dark = dark
-        for hm in (self.scores, self.pattern, self.scan.grid):
-            hm.apply_theme(dark)
-        self.curve.set_dark(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.dark = c.dark  # (the maps and the curve follow the theme themselves)
         self.redraw()

@@ -27,7 +27,7 @@ from app.model_tab.qt.detect_view import DetectView
 from app.model_tab.qt.sources import SourcesPanel
 from app.model_tab.qt.tokens import TokenStrip
 from app.model_tab.qt.views import HeadMapView, HeadsGridView, LayerFlowView
-from app.widgets.theme import colors_for, span
+from app.widgets.theme import ThemeColors, colors_for, follow_theme, span
 
 
 class ModelTab(QSplitter):
@@ -97,13 +97,10 @@ class ModelTab(QSplitter):
         ev.status.connect(self._show_error)
         session.refresh_sources()
         self._show_trace()
+        follow_theme(self._restyle)
 
-    def set_dark(self, dark: bool) -> None:
-        self.dark = dark
-        self.tokens.set_dark(dark)
-        self.grid.set_dark(dark)
-        self.head_map.apply_theme(dark)
-        self.flow.set_dark(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.dark = c.dark
         self._show_error()
 
     # ------------------------------------------------------------------ following the session

@@ -10,7 +10,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app.widgets.theme import LIGHT, ThemeColors, colors_for
+from app.widgets.theme import LIGHT, ThemeColors, follow_theme
 
 PAD, GAP = 4.0, 3.0
 
@@ -31,6 +31,7 @@ class TokenStrip(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
         self.setToolTip("The text as the model's tokenizer splits it (␣ = a space). Hover a token: the next-token "
                         "list says what the model expects after it.")
+        follow_theme(self._restyle)
 
     def set_tokens(self, tokens: list[str]) -> None:
         self.tokens = list(tokens)
@@ -44,8 +45,8 @@ class TokenStrip(QWidget):
             self.highlight = pos
             self.update()
 
-    def set_dark(self, dark: bool) -> None:
-        self.colors = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c
         self.update()
 
     def token_at(self, x: float, y: float) -> int:

@@ -95,7 +95,6 @@ class InputsPanel(QWidget):
         self.derived_title.setWordWrap(True)  # an unwrapped label would widen the panel past its scroll area
         lv.addWidget(self.derived_title)
         self.derived = DerivedMaps(self.build_derived)
-        self._dark = False
         self._column, self._built = lv, False  # (show_state builds the derived maps only once the panel is)
         lv.addStretch(1)
         edits.refused.connect(self.show_error)
@@ -119,7 +118,7 @@ class InputsPanel(QWidget):
         at = lv.indexOf(self.derived_title) + 1
         projection = self.model.state.mode == "projection"
         for n, name in enumerate(("Q", "K", "V")):
-            hm = HeatmapWidget(title=f"{name} (derived)", dark=self._dark)
+            hm = HeatmapWidget(title=f"{name} (derived)", )
             hm.setMinimumHeight(150)
             lv.insertWidget(at + n, hm)  # (a child now: shown with the panel, never a window of its own)
             hm.setVisible(projection)
@@ -186,8 +185,3 @@ class InputsPanel(QWidget):
         for name, hm in self.derived.items():
             rows, cols, _ = self.model.highlights.get(name, ((), (), ()))
             hm.set_highlight(rows, cols)
-
-    def set_dark(self, dark: bool) -> None:
-        self._dark = dark
-        for hm in self.derived.values():
-            hm.apply_theme(dark)

@@ -13,7 +13,8 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from app.playground.model.colour_range import SHARED_STEPS
-from app.playground.model.playground import STEP_VIEWS, PlaygroundModel
+from app.playground.model.playground import PlaygroundModel
+from app.playground.model.shown import STEP_VIEWS
 from app.playground.qt.step_arrows import FlowArrow
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
@@ -214,10 +215,6 @@ class PipelineView(RedrawWhenShown, QWidget):
             if name in self.small:
                 text = f"{text} · {SMALL_NOTE}" if text else SMALL_NOTE
             cap.setText(text)
-
-    def set_dark(self, dark: bool) -> None:
-        for hm in self.heatmaps.values():
-            hm.apply_theme(dark)
 
     # ---------------------------------------------------------------- model events
     def redraw(self) -> None:

@@ -99,7 +99,7 @@ class PipelineFigure(QWidget):
         def add_map(key: str, title_text: str, values: np.ndarray, rows: list[str], cols: list[str], *,
                     kind: str = "signed", blk: np.ndarray | None = None, row_title: str = "query",
                     col_title: str = "key") -> HeatmapWidget:
-            hm = HeatmapWidget(title=title_text, context_menu=False)
+            hm = HeatmapWidget(title=title_text, context_menu=False, dark=False)
             hm.set_data(values, rows, cols, blocked=blk, kind=kind, title=title_text, row_title=row_title,
                         col_title=col_title, levels=levels.get(key))
             unit = colorbar_label(key, steps.scale)  # Q, K, V: "value"

@@ -29,7 +29,7 @@ from app.training.model.causality import CausalityModel, CausalityResult
 from app.training.model.session import TrainingSession
 from app.widgets.export_button import add_format_actions, attach_export_button, export_with_dialog
 from app.widgets.frame import FRAME_MS, FrameCoalescer, RedrawWhenShown
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, span, style_plot, style_view
+from app.widgets.theme import LIGHT, ThemeColors, follow_theme, span, style_plot, style_view
 from app.widgets.workers import run_in_background
 
 INTRO = ("Replace every token after position <b>t</b> by random tokens (N trials): a position up to t whose logits "
@@ -159,6 +159,7 @@ class CausalityView(RedrawWhenShown, QWidget):
         self.export_button = attach_export_button(self, self._fill_export_menu, "Export the probe (PNG or SVG)…")
         self._fit_position()
         self.redraw()
+        follow_theme(self._restyle)
 
     def run(self) -> bool:
         """Probe the shown step with the spin boxes' position and trials, off the GUI thread (~50 ms on a busy
@@ -245,8 +246,8 @@ class CausalityView(RedrawWhenShown, QWidget):
             f"{p.position}: {span(f'{p.max_change_after:.4g}', c.orange, bold=True)}")
         self.meaning_label.setText(r.explanation())
 
-    def set_dark(self, dark: bool) -> None:
-        self.colors = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c
         self.chart.set_colors(self.colors)
         self.redraw()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -28,7 +28,7 @@ from app.training.model.history import HeadComparison
 from app.training.model.results import Ablation
 from app.training.model.session import TrainingSession
 from app.widgets.frame import RedrawWhenShown
-from app.widgets.theme import LIGHT, colors_for, span
+from app.widgets.theme import LIGHT, ThemeColors, follow_theme, span
 
 COMPARE_HELP = (
     "<b>rev</b> (copy, sort, ind: the run's task): the head's task score, the share of the test sequences' answer "
@@ -83,10 +83,11 @@ class CompareView(RedrawWhenShown, QWidget):
         self.colors = LIGHT
         session.events.history.connect(self.request_redraw)
         session.events.shown.connect(self.request_redraw)
+        follow_theme(self._restyle)
 
-    def set_dark(self, dark: bool) -> None:
+    def _restyle(self, c: ThemeColors) -> None:
         """The theme: the colour of a change that means "the head got sharper"."""
-        self.colors = colors_for(dark)
+        self.colors = c
         self.request_redraw()
 
     def redraw(self) -> None:
@@ -107,9 +108,8 @@ class CompareView(RedrawWhenShown, QWidget):
 
     def set_steps(self, steps: Sequence[int]) -> None:
         """The recorded steps (the spin box selects among their indices)."""
-        self.baseline.blockSignals(True)
-        self.baseline.setRange(0, max(0, len(steps) - 1))
-        self.baseline.blockSignals(False)
+        with QSignalBlocker(self.baseline):
+            self.baseline.setRange(0, max(0, len(steps) - 1))
         self.baseline.setSuffix(f"  (step {steps[min(self.baseline.value(), len(steps) - 1)]})" if steps else "")
 
     def set_rows(self, rows: Sequence[HeadComparison], before_step: int, after_step: int) -> None:
@@ -165,10 +165,11 @@ class AblationView(QWidget):
         self.colors = LIGHT
         session.events.ablation.connect(self.set_result)
         self.set_result(session.ablation)
+        follow_theme(self._restyle)
 
-    def set_dark(self, dark: bool) -> None:
+    def _restyle(self, c: ThemeColors) -> None:
         """The theme: the colours of a loss and a gain."""
-        self.colors = colors_for(dark)
+        self.colors = c
         self.set_result(self.session.ablation)
 
     def set_result(self, a: Ablation | None) -> None:

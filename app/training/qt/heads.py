@@ -18,7 +18,7 @@ from app.training.model.history import TASK_SCORE_NAMES
 from app.training.model.session import TrainingSession
 from app.widgets.frame import FRAME_MS, FrameCoalescer
 from app.widgets.grid.head_grid import HeadGrid
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, span
+from app.widgets.theme import LIGHT, ThemeColors, follow_theme, span
 from attention_core.tiny.vocab import token_labels
 
 SERIES_S = 0.15
@@ -121,16 +121,16 @@ class HeadsView(QWidget):
         session.events.ablation.connect(lambda _a: self._draw_ablation())
         session.events.config.connect(lambda _c: self._shape_from_config())
         self._shape_from_config()
+        follow_theme(self._restyle)
 
     def _request_redraw(self, *_: object) -> None:
         s = self.session
         self.redraw_soon.set_interval(FAST_RUN_MS if s.is_running and s.speed is None else FRAME_MS)
         self.redraw_soon()
 
-    def set_dark(self, dark: bool) -> None:
+    def _restyle(self, c: ThemeColors) -> None:
         """The theme: the grid, and the coloured words of the title, legend and hover text."""
-        self.colors = colors_for(dark)
-        self.head_grid.set_dark(dark)
+        self.colors = c
         self.legend_label.setText(legend_html(self.colors, self.task, self.causal))
         self.redraw()
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.training.model.session import TrainingSession
 from app.widgets.frame import FrameCoalescer
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, style_legend, style_plot, style_view
+from app.widgets.theme import LIGHT, ThemeColors, colors_for, follow_theme, style_legend, style_plot, style_view
 
 if TYPE_CHECKING:
     from app.training.model.history import TrainingHistory
@@ -51,7 +51,9 @@ class TrainingPlots(QWidget):
     while a run streams steps), ``shown`` moves the cursor to the step the grid shows. A history that is not
     complete (a model loaded without it) is drawn as its recorded points only, and the title says so."""
 
-    def __init__(self, session: TrainingSession | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, session: TrainingSession | None = None, parent: QWidget | None = None,
+                 dark: bool | None = None) -> None:
+        """``dark``: None follows the application's theme; True or False is fixed (the plots made for a file)."""
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -115,7 +117,10 @@ class TrainingPlots(QWidget):
         self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.joined = True
         self._set_compact(False)
-        self.set_dark(False)
+        if dark is None:
+            follow_theme(self._restyle)
+        else:
+            self._restyle(colors_for(dark))
         self.session = session
         if session is not None:
             self.redraw_soon = FrameCoalescer(self.redraw, SERIES_MS, self)
@@ -123,9 +128,9 @@ class TrainingPlots(QWidget):
             session.events.shown.connect(lambda _i: self._follow_cursor())
             self.redraw()
 
-    def set_dark(self, dark: bool) -> None:
+    def _restyle(self, c: ThemeColors) -> None:
         """The theme (``app/widgets/theme.py``): background, axes, titles, legends, curves and marker lines."""
-        self.colors = c = colors_for(dark)
+        self.colors = c
         style_view(self.graphics, c)
         for plot in (self.loss_plot, self.acc_plot):
             style_plot(plot, c)
@@ -249,4 +254,4 @@ def write_plots(path: str | Path, history: TrainingHistory, *, shown_step: int, 
         plots.set_cursor(shown_step)
 
     ensure_application()
-    return write_titled_figure(path, "Training curves: loss and accuracy", context, TrainingPlots(), fill)
+    return write_titled_figure(path, "Training curves: loss and accuracy", context, TrainingPlots(dark=False), fill)

@@ -8,9 +8,10 @@ form and ``configChanged`` carries whether the config is usable, so the panel ca
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -222,9 +223,9 @@ class TrainingSetupForm(QWidget):
         widgets = [self.seq_len, self.vocab_size, self.d_model, self.num_heads, self.num_layers, self.lr,
                    self.batch_size, self.length, self.length_unit, self.seed, self.device, self.causal, self.task,
                    self.positional, self.attention_dropout]
-        for w in widgets:
-            w.blockSignals(True)
-        try:
+        with ExitStack() as blocked:
+            for w in widgets:
+                blocked.enter_context(QSignalBlocker(w))
             self.task.setCurrentText(config.task)
             self.positional.setCurrentText(config.positional)
             self.attention_dropout.setValue(config.attention_dropout)
@@ -248,9 +249,6 @@ class TrainingSetupForm(QWidget):
                 self.device.addItem(config.device)
             self.device.setCurrentText(config.device)
             self.causal.setChecked(config.causal)
-        finally:
-            for w in widgets:
-                w.blockSignals(False)
         self._revalidate()
 
     def _on_task(self, *_: Any) -> None:
@@ -278,12 +276,10 @@ class TrainingSetupForm(QWidget):
         from attention_core.devices import available_devices
 
         current = self.device.currentText()
-        self.device.blockSignals(True)
-        self.device.clear()
-        self.device.addItems(available_devices())
-        idx = self.device.findText(current)
-        self.device.setCurrentIndex(max(idx, 0))
-        self.device.blockSignals(False)
+        with QSignalBlocker(self.device):
+            self.device.clear()
+            self.device.addItems(available_devices())
+            self.device.setCurrentIndex(max(self.device.findText(current), 0))
 
     def _revalidate(self, *_: Any) -> None:
         from attention_core.tiny.config import TrainConfig  # torch-free: validating must not import torch

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -25,7 +25,7 @@ from app.training.model.session import TrainingSession
 from app.training.model.tools import TryItResult
 from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.side_panel import SideScroll
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, span
+from app.widgets.theme import LIGHT, ThemeColors, follow_theme, span
 from attention_core.tiny.vocab import token_labels
 
 PLACEHOLDER = ("Train (or load) a model, then type a sequence and press the button beside it. The model is the one "
@@ -119,6 +119,7 @@ class TryItView(QWidget):
         session.events.run_state.connect(self._on_shape)
         self._on_shape()
         self._on_try_it(session.try_it)
+        follow_theme(self._restyle)
 
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
@@ -143,10 +144,9 @@ class TryItView(QWidget):
     def submit(self) -> None:
         self.session.try_sequence(self.input.text())
 
-    def set_dark(self, dark: bool) -> None:
+    def _restyle(self, c: ThemeColors) -> None:
         """The theme: the heatmap's plot and the coloured words (right / wrong, captions)."""
-        self.colors = colors_for(dark)
-        self.heatmap.apply_theme(dark)
+        self.colors = c
         if self.result is not None:
             self._redraw()  # keeps the output step the learner picked
         else:
@@ -186,13 +186,12 @@ class TryItView(QWidget):
         items = [f"layer {li + 1} · head {h + 1}" for li in range(layers) for h in range(heads)]
         if [self.head_combo.itemText(i) for i in range(self.head_combo.count())] == items:
             return
-        self.head_combo.blockSignals(True)
-        self.head_combo.clear()
-        for li in range(layers):
-            for h in range(heads):
-                self.head_combo.addItem(f"layer {li + 1} · head {h + 1}", (li, h))
-        self.head_combo.setCurrentIndex(len(items) - 1 if items else 0)  # the last layer copies, usually
-        self.head_combo.blockSignals(False)
+        with QSignalBlocker(self.head_combo):
+            self.head_combo.clear()
+            for li in range(layers):
+                for h in range(heads):
+                    self.head_combo.addItem(f"layer {li + 1} · head {h + 1}", (li, h))
+            self.head_combo.setCurrentIndex(len(items) - 1 if items else 0)  # the last layer copies, usually
 
     def selected_head(self) -> tuple[int, int]:
         data = self.head_combo.currentData()
@@ -207,11 +206,10 @@ class TryItView(QWidget):
         self.result = result
         self.heatmap.setVisible(True)
         A = len(result.generated)
-        self.step_slider.blockSignals(True)
-        self.step_slider.setRange(0, A - 1)
-        if not animating:
-            self.step_slider.setValue(A - 1)
-        self.step_slider.blockSignals(False)
+        with QSignalBlocker(self.step_slider):
+            self.step_slider.setRange(0, A - 1)
+            if not animating:
+                self.step_slider.setValue(A - 1)
         self._redraw()
 
     def animate(self) -> None:

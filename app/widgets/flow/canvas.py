@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, Q
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.common.flow import FlowData, flow_line_style
-from app.widgets.theme import ThemeColors, colors_for
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 
 HEAD_COLOURS = {False: ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#7F7F7F", "#8C564B"),
                 True: ("#5AA2FF", "#FF8F3F", "#3CC7A0", "#E08AC4", "#F0B93B", "#8FD3FF", "#C0C0C0", "#D0A080")}
@@ -48,7 +48,8 @@ class FlowCanvas(QWidget):
     hovered = Signal(str, int)
     """("query" | "key", index) of the token under the pointer; ("", -1) when it leaves."""
 
-    def __init__(self, parent: QWidget | None = None, dark: bool = False) -> None:
+    def __init__(self, parent: QWidget | None = None, dark: bool | None = None) -> None:
+        """``dark``: None follows the application's theme; True or False is fixed (a canvas made for a file)."""
         super().__init__(parent)
         self.setMouseTracking(True)
         self.setMinimumSize(200, 140)
@@ -56,8 +57,10 @@ class FlowCanvas(QWidget):
         self.data: FlowData | None = None
         self.shown_heads: list[int] = []
         self.hover: tuple[str, int] = ("", -1)
-        self.colors = colors_for(dark)
+        self.colors = colors_for(bool(dark))
         self.drawn: list[DrawnLine] = []
+        if dark is None:
+            follow_theme(self._restyle)
 
     def set_data(self, data: FlowData | None, shown_heads: list[int]) -> None:
         self.data, self.shown_heads = data, list(shown_heads)
@@ -65,8 +68,8 @@ class FlowCanvas(QWidget):
             self.hover = ("", -1)
         self.update()
 
-    def set_dark(self, dark: bool) -> None:
-        self.colors = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c
         self.update()
 
     # ------------------------------------------------------------------ geometry

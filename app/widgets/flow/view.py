@@ -27,7 +27,7 @@ from app.widgets.export_button import (
     export_with_dialog,
 )
 from app.widgets.flow.canvas import DrawnLine, FlowCanvas, head_colour
-from app.widgets.theme import LIGHT, colors_for
+from app.widgets.theme import LIGHT, ThemeColors, follow_theme
 
 __all__ = ["DrawnLine", "FlowCanvas", "FlowView"]
 
@@ -69,6 +69,7 @@ class FlowView(QWidget):
         self.data: FlowData | None = None
         self.canvas.hovered.connect(lambda _s, _i: self._show_hover())
         self.export_button = attach_export_button(self, self._fill_export_menu, "Export the flow (PNG or SVG)…")
+        follow_theme(self._restyle)
 
     # ------------------------------------------------------------------ to override
     def current_data(self) -> FlowData | None:
@@ -137,9 +138,8 @@ class FlowView(QWidget):
         heads = self.canvas.shown_heads
         self.hover_label.setText(data.query_text(i, heads) if side == "query" else data.key_text(i, heads))
 
-    def set_dark(self, dark: bool) -> None:
-        self.colors = colors_for(dark)
-        self.canvas.set_dark(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c  # (the canvas follows the theme itself)
         self._colour_checks()
 
     # ------------------------------------------------------------------ export

@@ -8,7 +8,7 @@ it, reversal's anti-diagonal: query L+p, key L-1-p). Under each map: the head's 
 
 One pyqtgraph scene holds every map (cheap to redraw at 30 fps); one ``ColorBarItem`` with fixed levels [0, 1]
 drives all images, so equal colours mean equal weights across heads. Clicking a map emits ``headClicked``.
-``set_dark`` dresses everything around the maps in the theme (``app/widgets/theme.py``); the maps keep their colours.
+It follows the theme (``follow_theme``): everything around the maps; the maps keep their colours.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from app.widgets.grid.fit import fit_to_view
 from app.widgets.grid.overlay import MapOverlay
 from app.widgets.heatmap.style import let_title_overflow
-from app.widgets.heatmap.view import colormap
-from app.widgets.theme import LIGHT, ThemeColors, colors_for, span, style_label, style_plot, style_view
+from app.widgets.heatmap.style import colormap
+from app.widgets.theme import LIGHT, ThemeColors, colors_for, follow_theme, span, style_label, style_plot, style_view
 from attention_core.masks import causal_mask
 
 
@@ -156,7 +156,8 @@ class HeadGrid(QWidget):
     headClicked = Signal(int, int)
     cellHovered = Signal(int, int, int, int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, dark: bool | None = None) -> None:
+        """``dark``: None follows the application's theme; True or False is fixed (a grid made for a film)."""
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -177,6 +178,10 @@ class HeadGrid(QWidget):
         self._placeholder: pg.LabelItem | None = None
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        if dark is None:
+            follow_theme(self._restyle)
+        else:
+            self._restyle(colors_for(dark))
 
     # --- structure ---------------------------------------------------------------------------------------------
     def show_message(self, text: str) -> None:
@@ -188,9 +193,9 @@ class HeadGrid(QWidget):
         self._placeholder = self.graphics.addLabel(text, size="11pt", color=self._colors.muted)
         fit_to_view(self.graphics)
 
-    def set_dark(self, dark: bool) -> None:
+    def _restyle(self, c: ThemeColors) -> None:
         """The theme: background, axes, titles, numbers, sparklines and colour bar (not the maps' colours)."""
-        self._colors = c = colors_for(dark)
+        self._colors = c
         style_view(self.graphics, c)
         for cell in self._cells.values():
             cell.set_colors(c)

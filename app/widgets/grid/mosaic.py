@@ -4,7 +4,8 @@ plot, with the causal mask's blocked cells hatched, layers labelled down the sid
 A real model has 144 heads (GPT-2 small) to 1,024 (a 7B Llama); one pyqtgraph plot per head, as the Training tab's
 ``HeadGrid`` draws its 8, took 1.4–3 s to build and ~200 ms to repaint for 144. One image and one overlay build at
 once and repaint in tens of milliseconds, whatever the count. The signals and readers are ``HeadGrid``'s
-(``headClicked``, ``cellHovered``, ``values``, ``shape``, ``set_dark``, ``show_message``), so a view can use either.
+(``headClicked``, ``cellHovered``, ``values``, ``shape``, ``show_message``; both follow the theme), so a view can
+use either.
 Layers and heads are labelled from ``first_index`` (0 for real models, as the papers count).
 """
 
@@ -19,8 +20,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.widgets.heatmap.view import colormap
-from app.widgets.theme import LIGHT, colors_for, style_plot, style_view
+from app.widgets.heatmap.style import colormap
+from app.widgets.theme import LIGHT, ThemeColors, colors_for, follow_theme, style_plot, style_view
 
 GAP = 0.18
 """The space between two maps, as a share of a map's side (at least one cell)."""
@@ -102,7 +103,7 @@ class MosaicGrid(QWidget):
     headClicked = Signal(int, int)
     cellHovered = Signal(int, int, int, int)  # layer, head, query, key; -1s off the maps
 
-    def __init__(self, parent: QWidget | None = None, *, first_index: int = 0) -> None:
+    def __init__(self, parent: QWidget | None = None, *, first_index: int = 0, dark: bool | None = None) -> None:
         super().__init__(parent)
         self.first_index = first_index
         layout = QVBoxLayout(self)
@@ -138,7 +139,10 @@ class MosaicGrid(QWidget):
         self._hover = (-1, -1, -1, -1)
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
-        self.set_dark(False)
+        if dark is None:
+            follow_theme(self._restyle)
+        else:
+            self._restyle(colors_for(dark))
 
     # ------------------------------------------------------------------ data
     @property
@@ -188,8 +192,8 @@ class MosaicGrid(QWidget):
         self.overlay.off = set(heads)
         self.overlay.update()
 
-    def set_dark(self, dark: bool) -> None:
-        self._colors = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self._colors = c
         style_view(self.graphics, self._colors)
         style_plot(self.plot, self._colors)
         style_plot(self.colorbar, self._colors)

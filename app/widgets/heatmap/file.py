@@ -48,7 +48,7 @@ def write_heatmap_image(target: Path, values: np.ndarray, row_labels: Sequence[s
     ensure_application()
     shown = title_html(title, context)
     plain = full_title(title, context)
-    widget = widget_class(title=shown, context_menu=False)
+    widget = widget_class(title=shown, context_menu=False, dark=False)
     try:
         longest = max((len(str(s)) for s in [*row_labels, *col_labels]), default=4)
         width, height = export_size(*values.shape, max_label=longest)

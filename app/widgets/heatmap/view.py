@@ -28,7 +28,6 @@ from app.widgets.heatmap.image import MapImage
 from app.widgets.heatmap.plot import MapColorBar, MapPlot
 from app.widgets.heatmap.pointer import PointerAndKeys
 from app.widgets.heatmap.style import (
-    AXES,
     KINDS,
     apply_plot_theme,
     colormap,
@@ -39,6 +38,8 @@ from app.widgets.heatmap.style import (
     text_scale,
     title_color,
 )
+from app.widgets.theme import AXES
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 
 __all__ = ["HeatmapWidget", "write_heatmap_file", "colormap", "levels_for", "format_value", "elide", "KINDS",
            "MINUS", "MAX_LABEL_CHARS", "MIN_TICK_PT", "CellOverlay"]
@@ -57,8 +58,10 @@ class HeatmapWidget(PointerAndKeys, QWidget):
     """A left double-click on the map (presentation mode shows the map alone: ``app.shell.presentation``)."""
     exported = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None, *, title: str = "", dark: bool = False,
+    def __init__(self, parent: QWidget | None = None, *, title: str = "", dark: bool | None = None,
                  context_menu: bool = True) -> None:
+        """``dark``: None follows the application's theme (``follow_theme``); True or False is fixed (a map made
+        for a file is light)."""
         super().__init__(parent)
         self._values = np.zeros((0, 0))
         self._row_labels: list[str] = []
@@ -78,7 +81,7 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         self._tick_size: tuple[int, int] | None = None
         self._hover = (-1, -1)
         self._current: tuple[int, int] | None = None
-        self._dark = dark
+        self._dark = bool(dark)
         self._themed: bool | None = None  # the theme the plot was last styled for
         self.export_dir = ""  # where the export dialog starts; the window sets it from the settings
         self._on_screen = context_menu  # False: a widget made to render a file (``write_heatmap_file``)
@@ -128,7 +131,10 @@ class HeatmapWidget(PointerAndKeys, QWidget):
             self.graphics.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             self.graphics.customContextMenuRequested.connect(self._show_context_menu)
         let_title_overflow(self.plot.titleLabel)
-        self.apply_theme(dark)
+        if dark is None:
+            follow_theme(self._restyle)
+        else:
+            self._restyle(colors_for(dark))
         if title:
             self.set_title(title)
         self.export_button = heatmap_export_button(self) if context_menu else None
@@ -307,8 +313,9 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         return self.overlay.paint_count
 
     # ---------------------------------------------------------------- theme
-    def apply_theme(self, dark: bool) -> None:
-        if dark == self._themed:  # the window gives every map its theme once more after building it
+    def _restyle(self, c: ThemeColors) -> None:
+        dark = c.dark
+        if dark == self._themed:
             return
         self._themed = self._dark = dark
         apply_plot_theme(self.graphics, self.plot, self.colorbar, dark)

@@ -69,7 +69,6 @@ class MultiHeadView(RedrawWhenShown, QWidget):
             hm.setMinimumSize(200, 160)
             self.rows[2].addWidget(hm)
             self._connect(hm, name)
-        self._dark = False
         self._layout_heads = -1
         self.concealment = Concealment.of(model)
         model.events.result.connect(self.request_redraw)
@@ -112,18 +111,13 @@ class MultiHeadView(RedrawWhenShown, QWidget):
         for name, hm in self.named_heatmaps().items():
             hm.set_selected(cell if name == view else None)
 
-    def set_dark(self, dark: bool) -> None:
-        self._dark = dark
-        for hm in self.heatmaps():
-            hm.apply_theme(dark)
-
     def _ensure(self, h: int) -> None:
         if self._layout_heads == h:
             return
         for hm in self.head_maps:
             self.rows[1].removeWidget(hm)
             hm.deleteLater()
-        self.head_maps = [HeatmapWidget(title=f"head {i + 1}: weights", dark=self._dark) for i in range(h)]
+        self.head_maps = [HeatmapWidget(title=f"head {i + 1}: weights", ) for i in range(h)]
         for n, hm in enumerate(self.head_maps):
             hm.setMinimumSize(160 if h > 4 else 200, 160)
             self.rows[1].addWidget(hm)

@@ -29,7 +29,7 @@ from app.playground.views.three_d.model import STEP_LABELS, Surface, surface_of
 from app.widgets.export_button import attach_export_button, export_with_dialog
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.style import colormap, levels_for
-from app.widgets.theme import colors_for
+from app.widgets.theme import ThemeColors, colors_for, follow_theme
 from attention_core import STEP_NAMES, STEP_TITLES
 
 if TYPE_CHECKING:
@@ -99,6 +99,7 @@ class ThreeDView(RedrawWhenShown, QWidget):
         self.concealment = Concealment.of(model)
         model.events.result.connect(self.request_redraw)
         self.concealment.events.changed.connect(self.request_redraw)
+        follow_theme(self._restyle)
 
     @property
     def step(self) -> str:
@@ -138,7 +139,7 @@ class ThreeDView(RedrawWhenShown, QWidget):
                                      "Every other tab works without it; the Steps tab shows the same numbers.")
                 self.message.show()
                 self.note.hide()
-            self.apply_theme()
+            self._style_gl()
         return not self.problem
 
     def gl_failed_after_show(self) -> bool:
@@ -216,14 +217,14 @@ class ThreeDView(RedrawWhenShown, QWidget):
         """The z of each tile as the GL item holds it (before the display stretch): one per cell."""
         return np.asarray(self.item._z)[::2, ::2]
 
-    def apply_theme(self) -> None:
+    def _style_gl(self) -> None:
         if self.gl is not None:
             self.gl.setBackgroundColor(QColor(colors_for(self.dark).plot_bg))
             self.base.setColor((255, 255, 255, 70) if self.dark else (0, 0, 0, 50))
 
-    def set_dark(self, dark: bool) -> None:
-        self.dark = dark
-        self.apply_theme()
+    def _restyle(self, c: ThemeColors) -> None:
+        self.dark = c.dark
+        self._style_gl()
         self.request_redraw()
 
     def _labels(self, s: Surface) -> None:
@@ -271,13 +272,13 @@ class ThreeDView(RedrawWhenShown, QWidget):
         title = full_title(f"3D surface of {STEP_TITLES[self.surface.step]}", playground_context(self.model))
         was_dark = self.dark
         self.dark = False
-        self.apply_theme()
+        self._style_gl()
         self._labels(self.surface)
         try:
             shot = self.gl.grabFramebuffer()
         finally:
             self.dark = was_dark
-            self.apply_theme()
+            self._style_gl()
             self._labels(self.surface)
         if shot.isNull():
             raise RuntimeError("the 3D view could not be read back from OpenGL")

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 
 from app.playground.views.vectors.model import VectorSpace
-from app.widgets.theme import ThemeColors, colors_for, style_plot, style_view
+from app.widgets.theme import ThemeColors, colors_for, follow_theme, style_plot, style_view
 
 
 @dataclass
@@ -39,7 +39,8 @@ class Arrow:
 class VectorPlot(pg.PlotWidget):
     """The arrows; ``arrows`` lists what is drawn (tests and hit-testing read it)."""
 
-    def __init__(self, parent: Any = None, view_box: Any = None, dark: bool = False) -> None:
+    def __init__(self, parent: Any = None, view_box: Any = None, dark: bool | None = None) -> None:
+        """``dark``: None follows the application's theme; True or False is fixed (a plot made for a file)."""
         super().__init__(parent, viewBox=view_box)
         self.plot_item = self.getPlotItem()
         self.plot_item.setAspectLocked(True)
@@ -48,13 +49,16 @@ class VectorPlot(pg.PlotWidget):
         self.plot_item.hideButtons()
         for axis in ("bottom", "left"):
             self.plot_item.getAxis(axis).enableAutoSIPrefix(False)  # a "(x0.001)" on an axis reads as a unit
-        self.colors: ThemeColors = colors_for(dark)
+        self.colors: ThemeColors = colors_for(bool(dark))
         self.arrows: list[Arrow] = []
         self._extra: list[Any] = []
-        self.apply_theme(dark)
+        if dark is None:
+            follow_theme(self._restyle)
+        else:
+            self._restyle(self.colors)
 
-    def apply_theme(self, dark: bool) -> None:
-        self.colors = colors_for(dark)
+    def _restyle(self, c: ThemeColors) -> None:
+        self.colors = c
         style_view(self, self.colors)
         style_plot(self.plot_item, self.colors)
 

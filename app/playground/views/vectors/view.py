@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QSignalBlocker, Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QMenu, QVBoxLayout, QWidget
 
 from app.playground.model.export_context import playground_context
@@ -30,7 +30,7 @@ from app.playground.views.vectors.model import VectorSpace
 from app.playground.views.vectors.plot import Arrow, DrawOptions, VectorPlot
 from app.widgets.export_button import attach_export_button, export_with_dialog
 from app.widgets.frame import RedrawWhenShown
-from app.widgets.theme import span
+from app.widgets.theme import ThemeColors, follow_theme, span
 
 HIT_PX = 14.0
 """How close (pixels) the pointer must be to an arrow head to hover, select or drag it."""
@@ -100,7 +100,7 @@ class VectorView(RedrawWhenShown, QWidget):
         self.plot.scene().sigMouseClicked.connect(self._on_click)
         self.space.events.geometry.connect(self._on_geometry)
         self.space.events.hovered.connect(self._on_hovered)
-        self._on_geometry()
+        follow_theme(self._restyle)  # draws now (the plot is dressed already), and again in each new theme
 
     # ------------------------------------------------------------------ drawing
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
@@ -120,22 +120,19 @@ class VectorView(RedrawWhenShown, QWidget):
             self._fit_pending = False
             self.plot.fit()
 
-    def set_dark(self, dark: bool) -> None:
-        self.plot.apply_theme(dark)
-        self._on_geometry()
+    def _restyle(self, _c: ThemeColors) -> None:
+        self._on_geometry()  # the arrows' colours (the plot follows the theme itself)
 
     def _on_geometry(self) -> None:
         s = self.space
         names = s.query_tokens
         if [self.query_combo.itemText(i) for i in range(self.query_combo.count())] != names:
-            self.query_combo.blockSignals(True)
-            self.query_combo.clear()
-            self.query_combo.addItems(names)
-            self.query_combo.blockSignals(False)
+            with QSignalBlocker(self.query_combo):
+                self.query_combo.clear()
+                self.query_combo.addItems(names)
         if self.query_combo.currentIndex() != s.selected:
-            self.query_combo.blockSignals(True)
-            self.query_combo.setCurrentIndex(s.selected)
-            self.query_combo.blockSignals(False)
+            with QSignalBlocker(self.query_combo):
+                self.query_combo.setCurrentIndex(s.selected)
         extra = f" {html.escape(s.value_axis_note)}." if self.options.values and s.value_axis_note else ""
         if s.weights_hidden or s.output_hidden:  # why the thickness, the percentages or the output are missing
             extra += " <i>The weights and the output are covered until you answer the lesson's question.</i>"
