@@ -29,6 +29,7 @@ NUMBERS_MIN_CELL = 30  # "-0.42" at 10 px needs about 28 px
 MAP_SIDE = 320  # a map wider than this shrinks its cells (down to CELL_MIN)
 GRID_SIDE = 96  # one thumbnail of a trace's layer × head grid
 GRID_RECTS_MAX = 40_000  # above this many cells a trace's grid is drawn as embedded PNGs, not one rect per cell
+MAP_RECTS_MAX = 64 * 64  # a larger step map (a long text's head) is one embedded PNG: no hover, but no 50 MB SVG
 FONT = "font-family:DejaVu Sans,Arial,sans-serif"
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -119,6 +120,10 @@ def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, x: 
         for r, name in enumerate(rows):
             out.append(f'<text x="{ox - 4}" y="{oy + r * cell + cell / 2 + 4}" text-anchor="end" '
                        f'style="{FONT};font-size:10px">{_esc(name[:12])}</text>')
+    if matrix.size > MAP_RECTS_MAX:
+        out.append(_image(_rgb(matrix, span, signed), ox, oy, n_cols * cell, n_rows * cell,
+                          f"{title}: {n_rows} × {n_cols}, hover titles up to {MAP_RECTS_MAX} cells"))
+        return [*out, "</g>"], label_w + n_cols * cell, top + n_rows * cell
     for r in range(n_rows):
         for c in range(n_cols):
             v = float(matrix[r, c])
@@ -214,10 +219,23 @@ def _png(rgb: np.ndarray) -> bytes:
             + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
-def _weights_rgb(matrix: np.ndarray) -> np.ndarray:
-    t = np.clip(np.nan_to_num(matrix, nan=0.0, neginf=0.0), 0.0, 1.0)[..., None]
-    end = np.array([8, 69, 148], dtype=np.float64)
-    return np.rint(255 + (end - 255) * t)
+def _rgb(matrix: np.ndarray, span: float, signed: bool) -> np.ndarray:
+    """(rows, cols, 3) colours of a whole map, as ``_colour`` gives them cell by cell."""
+    finite = np.isfinite(matrix)
+    value = np.where(finite, matrix, 0.0)
+    t = np.clip(np.abs(value) / span, 0.0, 1.0)[..., None] if span > 0 else np.zeros((*matrix.shape, 1))
+    red, blue = np.array([178, 24, 43], dtype=np.float64), np.array([8, 69, 148], dtype=np.float64)
+    end = np.where((signed & (value > 0))[..., None], red, blue)
+    rgb = np.rint(255 + (end - 255) * t)
+    rgb[~finite] = 217  # masked: grey
+    return rgb
+
+
+def _image(rgb: np.ndarray, x: float, y: float, w: float, h: float, title: str) -> str:
+    data = base64.b64encode(_png(rgb)).decode("ascii")
+    return (f'<image x="{x}" y="{y}" width="{w:.2f}" height="{h:.2f}" preserveAspectRatio="none" '
+            f'style="image-rendering:pixelated" href="data:image/png;base64,{data}"><title>{_esc(title)}</title>'
+            "</image>")
 
 
 def trace_svg(trace: Any) -> str:
@@ -257,10 +275,8 @@ def trace_svg(trace: Any) -> str:
                         parts.append(f'<rect x="{x0 + c * cell:.2f}" y="{y0 + r * cell:.2f}" width="{cell:.2f}" '
                                      f'height="{cell:.2f}" fill="{_hex(rgb)}"><title>{_esc(tip)}</title></rect>')
             else:
-                data = base64.b64encode(_png(_weights_rgb(m))).decode("ascii")
-                parts.append(f'<image x="{x0}" y="{y0}" width="{side:.2f}" height="{side:.2f}" '
-                             f'preserveAspectRatio="none" style="image-rendering:pixelated" '
-                             f'href="data:image/png;base64,{data}"/>')
+                parts.append(_image(_rgb(np.where(np.isfinite(m), m, 0.0), 1.0, False), x0, y0, side, side,
+                                    label))
             colour = "#d62728" if (layer, h) in ablated else "#999999"
             parts.append(f'<rect x="{x0}" y="{y0}" width="{side:.2f}" height="{side:.2f}" fill="none" '
                          f'stroke="{colour}" stroke-width="{2 if (layer, h) in ablated else 0.5}"/></g>')

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+import zlib
 
 import numpy as np
 import pytest
@@ -158,3 +159,32 @@ def test_drawing_loads_neither_qt_nor_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def png_pixels(png: bytes) -> np.ndarray:
+    """(h, w, 3) pixels of the RGB PNGs notebook.py writes (one IDAT, filter 0 on every row)."""
+    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    length = int.from_bytes(png[33:37], "big")
+    raw = np.frombuffer(zlib.decompress(png[41:41 + length]), dtype=np.uint8).reshape(h, 1 + 3 * w)
+    assert not raw[:, 0].any()
+    return raw[:, 1:].reshape(h, w, 3)
+
+
+def test_a_long_head_is_one_image_per_map_with_the_cells_colours() -> None:
+    """A 100-token head would be 10,000 rects per map: each map becomes one PNG, coloured as the cells would be."""
+    from attention_core.notebook import _colour
+
+    rng = np.random.default_rng(2)
+    q = rng.normal(size=(100, 4))
+    steps = attention_steps(q, q, q, mask=causal_mask(100))
+    svg = steps_svg(steps)
+    assert len(svg) < 400_000
+    root = ET.fromstring(svg)
+    images = list(root.iter(f"{NS}image"))
+    assert len(images) == 4  # scores, scaled, masked, weights; the output (100 × 4) keeps its cells
+    masked = png_pixels(base64.b64decode(images[2].get("href").split(",", 1)[1]))
+    weights = png_pixels(base64.b64decode(images[3].get("href").split(",", 1)[1]))
+    assert tuple(masked[3, 50]) == (217, 217, 217)  # a blocked key: grey
+    span = float(np.abs(steps.masked[np.isfinite(steps.masked)]).max())
+    assert tuple(masked[50, 3]) == _colour(float(steps.masked[50, 3]), span, True)
+    assert tuple(weights[7, 2]) == _colour(float(steps.weights[7, 2]), 1.0, False)
