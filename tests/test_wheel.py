@@ -110,3 +110,28 @@ print(json.dumps({"app": app.__file__, "root": str(root), "files": files, "lesso
     assert set(resource_files()) <= set(found["files"])
     assert found["lessons"] == len(list((RESOURCES / "lessons").glob("*.json")))
     assert found["style"] > 0 and found["icon"]
+
+
+def paths_beside_the_code(root: Path) -> list[str]:
+    """``module:line`` of every use of ``__file__`` under root/app: a path found from the code's own place works
+    in a checkout only (an installed wheel has no resources/ two folders up; a bundle keeps no sources)."""
+    import ast
+
+    found = []
+    for path in sorted((root / "app").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{path.relative_to(root).as_posix()}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Name) and node.id == "__file__"]
+    return found
+
+
+def test_no_app_module_finds_files_beside_its_own_source() -> None:
+    assert paths_beside_the_code(ROOT) == []
+
+
+def test_a_planted_path_beside_the_code_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "app" / "common").mkdir(parents=True)
+    (tmp_path / "app" / "common" / "ok.py").write_text("import importlib.resources\n")
+    (tmp_path / "app" / "common" / "bad.py").write_text(
+        "from pathlib import Path\n\nROOT = Path(__file__).resolve().parents[2]\n")
+    assert paths_beside_the_code(tmp_path) == ["app/common/bad.py:3"]
