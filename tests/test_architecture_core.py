@@ -129,6 +129,24 @@ def reexport_markers(root: Path) -> list[str]:
     return found
 
 
+def foreign_all(root: Path) -> list[str]:
+    """A module's ``__all__`` (outside the documented facades) lists only what the module defines: listing an
+    imported name makes the module a second address for it."""
+    found = []
+    for path in _python_files(root, (CORE,)):
+        module = _module_name(root, path)
+        if module in FACADES:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = _defined(tree)
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+                    and isinstance(node.value, (ast.List, ast.Tuple))):
+                found += [f"{module}.__all__: {e.value}" for e in node.value.elts
+                          if isinstance(e, ast.Constant) and e.value not in defined]
+    return found
+
+
 def oversized(root: Path) -> list[str]:
     """Modules past 400 lines and folders past 15 modules (``__init__`` not counted), as under app/."""
     found = []
@@ -176,6 +194,7 @@ def runner_names(root: Path) -> list[str]:
 def test_every_import_names_the_module_that_defines_it():
     assert misplaced_imports(ROOT) == []
     assert reexport_markers(ROOT) == []
+    assert foreign_all(ROOT) == []
 
 
 def test_attention_core_keeps_the_size_caps():
@@ -234,6 +253,13 @@ def test_planted_relative_reexport_and_noqa_are_reported(tree):
     assert problems == ["attention_core.tiny.training: imports TrainConfig from attention_core.tiny.training, "
                         "which does not define it (it lives in attention_core.tiny.config)"]
     assert reexport_markers(tree) == [f"attention_core/tiny/training.py:{len(path.read_text().splitlines())}"]
+
+
+def test_planted_foreign_name_in_all_is_reported(tree):
+    assert foreign_all(tree) == []
+    path = tree / CORE / "multihead.py"
+    path.write_text(path.read_text() + '\n__all__ = ["MultiHeadAttention", "split_heads"]\n')
+    assert foreign_all(tree) == ["attention_core.multihead.__all__: split_heads"]
 
 
 def test_planted_lazy_map_entry_pointing_elsewhere_is_reported(tree):

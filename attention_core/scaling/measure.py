@@ -25,27 +25,17 @@ from typing import Any
 
 from . import memory as mem
 from .results import (
-    CSV_COLUMNS,
-    DTYPES,
-    IMPL_TITLES,
-    IMPLEMENTATIONS,
     MEMORY_FACTORS,
     MatmulLimit,
     PointResult,
     ScalingConfig,
     ScalingRun,
-    attention_flops,
     dtype_refusal,
     estimate_mib,
-    fit_slope,
     format_mib,
-    weights_readout,
 )
 
-__all__ = ["IMPLEMENTATIONS", "IMPL_TITLES", "DTYPES", "MEMORY_FACTORS", "CSV_COLUMNS", "ScalingConfig",
-           "PointResult", "MatmulLimit", "ScalingRun", "iter_scaling", "run_scaling", "measure_point",
-           "measure_matmul_limit", "fit_slope", "attention_flops", "estimate_mib", "dtype_refusal", "weights_readout",
-           "Cancelled"]
+__all__ = ["iter_scaling", "run_scaling", "measure_point", "measure_matmul_limit", "Cancelled"]
 
 Cancel = Callable[[], bool]
 
