@@ -34,7 +34,7 @@ from app.learn.model.files import (  # noqa: F401 (re-exported: one import for t
 from app.learn.model.goals import Apply, direct_apply  # noqa: F401 (direct_apply: re-exported)
 from app.learn.model.links import EXTERNAL_GOALS, RUN_GOALS, Links
 from app.learn.model.predict import Feedback
-from app.learn.model.progress import Progress
+from app.learn.model.progress import LessonProgress
 from app.learn.model.schema import LessonFileError, Problem  # noqa: F401
 from app.learn.model.training import Wait
 from app.playground.model.playground import PlaygroundModel
@@ -74,7 +74,7 @@ class LessonRun(Evented):
         self.index = 0
         self.done = False
         self.feedback: dict[int, Feedback] = {}
-        self.progress = Progress()
+        self.progress = LessonProgress()
         self.text = ""
         self.message = ""
         self._baselines: dict[int, np.ndarray | None] = {}  # an edit goal's row when its step opened
@@ -161,7 +161,7 @@ class LessonRun(Evented):
         score and the answers saved come back with it."""
         saved = self.store.load(self.lesson.id)
         if not self._loaded:  # once: Restart starts the score afresh
-            self.progress, self._loaded = Progress.load(saved, self.lesson.steps), True
+            self.progress, self._loaded = LessonProgress.load(saved, self.lesson.steps), True
         if index is None:
             index = int(saved.get("step", 0)) if isinstance(saved.get("step", 0), int) else 0
             index = min(max(index, 0), self.total - 1)

@@ -16,7 +16,7 @@ from typing import Any
 
 
 @dataclass
-class Progress:
+class LessonProgress:
     first_try: dict[int, bool] = field(default_factory=dict)
     """Predict steps answered, by index: whether the first answer was right (the score counts these)."""
     answers: dict[int, Any] = field(default_factory=dict)
@@ -27,7 +27,7 @@ class Progress:
     """The score of an entry saved without ``first_try`` (an older version): kept as it was."""
 
     @classmethod
-    def load(cls, saved: dict[str, Any], steps: list[dict[str, Any]]) -> Progress:
+    def load(cls, saved: dict[str, Any], steps: list[dict[str, Any]]) -> LessonProgress:
         """From a saved entry; anything odd (a hand-edited file) is left out, never raised."""
         predicts = {i for i, st in enumerate(steps) if st.get("kind") == "predict"}
         out = cls()

@@ -41,7 +41,7 @@ from app.model_tab.model.detect_runs import (
     Detection,
     Failed,
     Head,
-    Progress,
+    ScanProgress,
     ScanResult,
     run_detectors,
     scan_items,
@@ -234,7 +234,7 @@ class HeadsAnalysis(Evented):
             try:
                 for item in scan_items(lambda progress: ablation_scan(model, ids, how, progress=progress,
                                                                       cancel=cancelled, also_off=off)):
-                    if isinstance(item, Progress):
+                    if isinstance(item, ScanProgress):
                         done = item.done
                         yield item
                     else:
@@ -326,7 +326,7 @@ class HeadsAnalysis(Evented):
         self._announce("detection")
 
     def _on_scan(self, item: object) -> None:
-        if isinstance(item, Progress):
+        if isinstance(item, ScanProgress):
             self.scan_progress = (item.done, item.total)
             self._announce("scan")
             return

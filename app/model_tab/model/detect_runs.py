@@ -61,7 +61,9 @@ class ScanResult:
 
 
 @dataclass(frozen=True)
-class Progress:
+class ScanProgress:
+    """How far an ablation scan is: ``done`` heads measured of ``total``."""
+
     done: int
     total: int
 
@@ -99,13 +101,13 @@ def run_detectors(model: Any, off: Iterable[Head] = (), *, seq_len: int | None =
 
 
 def scan_items(run: Callable[[Callable[[int, int], None]], Any]) -> Iterator[object]:
-    """Run ``run(progress)`` (an ``ablation_scan``) on a helper thread and yield a ``_Progress`` per head it
+    """Run ``run(progress)`` (an ``ablation_scan``) on a helper thread and yield a ``ScanProgress`` per head it
     reports, then its result: the runner delivers each as it comes (a callback cannot yield)."""
     q: queue.Queue[tuple[str, Any]] = queue.Queue()
 
     def target() -> None:
         try:
-            q.put(("result", run(lambda done, total: q.put(("progress", Progress(done, total))))))
+            q.put(("result", run(lambda done, total: q.put(("progress", ScanProgress(done, total))))))
         except Exception as exc:  # noqa: BLE001 — handed to the runner's thread, which reports it
             q.put(("error", exc))
 
