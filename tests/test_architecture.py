@@ -198,7 +198,7 @@ def test_headless_commands_load_no_qt(command, tmp_path):
     assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
 
 
-FEATURES = ("playground", "training", "experiments", "lab", "learn", "playground.views.vectors",
+FEATURES = ("playground", "training", "experiments", "lab", "learn", "model_tab", "playground.views.vectors",
             "playground.views.flow", "playground.views.three_d")
 
 
