@@ -290,7 +290,8 @@ class ThreeDView(RedrawWhenShown, QWidget):
         buf.open(QIODevice.OpenModeFlag.WriteOnly)
         img.setText("Title", title)
         img.setText("Software", "Attention Playground")
-        if not img.save(buf, "PNG"):
+        # the format as str: PySide6 refuses bytes here at run time (ValueError), whatever its stubs say
+        if not img.save(buf, "PNG"):  # type: ignore[call-overload]
             raise OSError(f"export: could not encode PNG for {path}")
         buf.close()
         atomic_write_bytes(path, bytes(data.data()))
