@@ -77,7 +77,7 @@ def test_a_new_view_is_one_module_and_one_registry_line(qtbot, tmp_path, monkeyp
     tab.view_tabs.setCurrentIndex(5)  # the user opens it
     view: QWidget = tab.cells
     assert tab.is_built("cells") and tab.view_tabs.currentWidget() is view and view.text() == "planted"
-    assert view.model is tab.model and view.edits is tab.edits and view.dark is True
+    assert view.model is tab.model and view.edits is tab.edits
     view.cellHovered.emit("weights", 1, 2)  # its cells reach the model as the Steps view's do
     assert tab.model.hovered == ("weights", 1, 2)
     view.cellClicked.emit("scores", 0, 1)

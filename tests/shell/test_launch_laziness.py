@@ -74,7 +74,7 @@ def test_hosts_and_views_are_made_on_first_use_in_their_places(window, qtbot):
     assert tab.is_built("flow") and seen == [tab.flow] and tab.view_tabs.currentWidget() is tab.flow
     assert window.multihead is tab.multihead and tab.view_tabs.indexOf(tab.multihead) == 1
     window.set_theme("dark")
-    assert tab._dark and not tab.is_built("three_d")
+    assert tab.flow.colors.dark and not tab.is_built("three_d")  # a built view follows it; it builds none
     tab.view_tabs.setCurrentIndex(0)
 
 
