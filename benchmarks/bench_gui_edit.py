@@ -42,7 +42,7 @@ LAUNCH_CODE = """
 import time, sys, os
 t0 = float(sys.argv[1])
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-from app.shell.gui import make_application
+from app.widgets.application import make_application
 from app import create_main_window
 from PySide6.QtCore import QSettings
 app = make_application()
@@ -339,7 +339,7 @@ def measure_edits(edits: int = 200) -> dict[str, dict[str, float]]:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.shell.gui import make_application
+    from app.widgets.application import make_application
 
     app = QApplication.instance() or make_application()
     from app import create_main_window

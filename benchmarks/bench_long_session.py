@@ -228,7 +228,7 @@ def open_window(folder: Path) -> Any:
     from PySide6.QtCore import QSettings
 
     from app import create_main_window
-    from app.shell.gui import make_application
+    from app.widgets.application import make_application
 
     make_application()
     # no background torch import sharing the cores with the measurement: no device detection, no warm-up

@@ -136,12 +136,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="also the lesson's recipe in the same window, and the ratio lesson / defaults")
     args = ap.parse_args(argv)
 
-    from app.shell.gui import make_application
+    from app.widgets.application import make_application
 
     app = make_application()
     t = time.perf_counter()
-    import attention_core.tiny.training  # noqa: F401
     import torch  # noqa: F401  (imported before timing: the app warms it up in the background at start-up)
+
+    import attention_core.tiny.training  # noqa: F401
 
     import_s = time.perf_counter() - t
     top, panel, what = get_panel(app, args.panel_only)

@@ -172,7 +172,7 @@ def child(seed: int, first: int, runs: int, hang_limit: float, fresh: bool = Fal
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 
-    from app.shell.gui import make_application
+    from app.widgets.application import make_application
 
     app = make_application()
     problems: list[str] = []

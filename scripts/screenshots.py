@@ -271,7 +271,7 @@ def detect_tab(tab, session, shot, idle, app, name: str) -> None:  # type: ignor
 def lesson(window, app, out: Path, lesson_id: str, upto: int) -> list[Path]:  # type: ignore[no-untyped-def]
     """Open a bundled lesson in the Learn dock and walk it as a learner would (Show me on do steps, the right answer
     on predict steps) up to step ``upto`` (1-based); one picture there, named learn-<id>.png."""
-    from app.learn.model.engine import find_lesson
+    from app.learn.model.files import find_lesson
 
     learn = window.learn
     run = learn.open(find_lesson(lesson_id), 0)

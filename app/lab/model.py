@@ -21,15 +21,7 @@ from app.common.runner import RunHandle, Runner, ThreadRunner
 from app.common.validation import check_bench
 from app.training.model.tools import format_eta
 from attention_core.scaling.measure import iter_scaling
-from attention_core.scaling.results import (
-    DTYPES,
-    IMPLEMENTATIONS,
-    MatmulLimit,
-    PointResult,
-    ScalingConfig,
-    ScalingRun,
-    dtype_refusal,
-)
+from attention_core.scaling.results import MatmulLimit, PointResult, ScalingConfig, ScalingRun, dtype_refusal
 
 RUN_STATES = ("idle", "running", "cancelling", "finished", "cancelled", "error")
 METHOD_TEXT = {"cuda": "torch.cuda.max_memory_allocated", "rss": "resident-set high-water mark",
@@ -282,4 +274,4 @@ class ScalingLab(Evented):
         return sizes, [anchor[1] * (n / anchor[0]) ** 2 for n in sizes]
 
 
-__all__ = ["DTYPES", "IMPLEMENTATIONS", "METHOD_SHORT", "METHOD_TEXT", "RUN_STATES", "LabEvents", "ScalingLab"]
+__all__ = ["METHOD_SHORT", "METHOD_TEXT", "RUN_STATES", "LabEvents", "ScalingLab"]

@@ -11,7 +11,8 @@ def _build():  # type: ignore[no-untyped-def]
     from PySide6.QtGui import QUndoStack
     from PySide6.QtWidgets import QSplitter
 
-    from app.learn.model.engine import LessonRun, MemoryStore, bundled_lessons
+    from app.learn.model.engine import LessonRun
+    from app.learn.model.files import MemoryStore, bundled_lessons
     from app.learn.qt.panel import LearnPanel
     from app.playground.model.playground import PlaygroundModel
     from app.playground.qt.commands import UndoableEdits

@@ -36,7 +36,8 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_lessons(args: argparse.Namespace) -> int:
-    from app.learn.model.engine import LessonFileError, bundled_lessons, find_lesson
+    from app.learn.model.files import bundled_lessons, find_lesson
+    from app.learn.model.schema import LessonFileError
     from app.learn.model.walk import check_file
 
     if args.answers is not None and args.run is None:  # it was ignored: said instead
@@ -102,7 +103,7 @@ def _run_lesson(lesson: Any, right: bool, window: MainWindow | None, out: Any) -
         settings = QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat)
         settings.setValue("learn/offer_dismissed", "true")
         window = create_main_window(settings=settings, confirm_on_close=False, detect_devices=False)
-    from app.learn.model.engine import MemoryStore
+    from app.learn.model.files import MemoryStore
     from app.learn.qt.dock import run_lines
 
     learn = window.learn

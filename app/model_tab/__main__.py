@@ -9,9 +9,9 @@ FOLDER = next((a for a in sys.argv[1:] if not a.startswith("-") and not a.endswi
 
 
 def _build():  # type: ignore[no-untyped-def]
+    from app.common.paths import data_dir
     from app.model_tab.model.session import InspectSession
     from app.model_tab.qt.tab import ModelTab
-    from app.widgets.settings import data_dir
     from app.widgets.workers import QtRunner
 
     session = InspectSession(runner=QtRunner(), own_folders=[data_dir(create=False) / "models"])

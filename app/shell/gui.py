@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.common import stopping
-from app.widgets.application import make_application  # noqa: F401 (the name scripts and tests use)
+from app.widgets.application import make_application
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QTimer

@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from app.common.heatmap_files import FORMATS, IMAGE_FORMATS, check_heatmap, export_size, write_heatmap_csv
+from app.common.heatmap_files import IMAGE_FORMATS, check_heatmap, write_heatmap_csv
 from app.common.titles import ExportContext, full_title
 from app.widgets.rendering import ensure_application, render_widget
 
-__all__ = ["FORMATS", "IMAGE_FORMATS", "ExportContext", "ensure_application", "export_heatmap", "export_size",
-           "export_widget_image", "full_title"]
+__all__ = ["export_heatmap", "export_widget_image"]
 
 
 def export_heatmap(path: str | Path, values: Any, row_labels: Sequence[str], col_labels: Sequence[str],

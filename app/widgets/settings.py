@@ -6,10 +6,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from app.common.paths import APP_NAME, data_dir, default_dir
+from app.common.paths import default_dir
 
-__all__ = ["APP_NAME", "MAX_RECENT", "THEMES", "ZOOM_RANGE", "Settings", "data_dir", "default_dir", "dialog_dir",
-           "remember_dialog_path", "use_for_dialogs"]
+__all__ = ["MAX_RECENT", "THEMES", "ZOOM_RANGE", "Settings", "dialog_dir", "remember_dialog_path", "use_for_dialogs"]
 
 THEMES = ("light", "dark", "system")
 """The theme choices: the View menu offers them (``app.widgets.theme``), ``Settings.theme`` stores one."""

@@ -36,9 +36,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 from app.common.resources import read_style, resource_path
 from app.widgets.settings import THEMES
 
-__all__ = ["THEMES", "ThemeColors", "LIGHT", "DARK", "colors_for", "span", "resolve_dark", "system_scheme",
-           "qpalette", "style_sheet", "apply_to_application", "ThemeController", "style_view", "style_plot",
-           "style_label", "style_legend", "follow_theme", "current_colors"]
+__all__ = ["ThemeColors", "LIGHT", "DARK", "colors_for", "span", "resolve_dark", "system_scheme", "qpalette",
+           "style_sheet", "apply_to_application", "ThemeController", "style_view", "style_plot", "style_label",
+           "style_legend", "follow_theme", "current_colors"]
 
 AXES = ("left", "bottom", "right", "top")
 

@@ -26,8 +26,7 @@ from typing import Any
 from PySide6.QtCore import QThreadPool, QTimer
 from superqt.utils import FunctionWorker, GeneratorWorker, WorkerBase, create_worker
 
-__all__ = ["FunctionWorker", "GeneratorWorker", "GuiThreadGC", "QtRunner", "run_generator", "run_in_background",
-           "wait_for_workers"]
+__all__ = ["GuiThreadGC", "QtRunner", "run_generator", "run_in_background", "wait_for_workers"]
 
 
 class GuiThreadGC:

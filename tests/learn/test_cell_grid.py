@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.learn.model.engine import MemoryStore, find_lesson
+from app.learn.model.files import MemoryStore, find_lesson
 
 
 def _open(window, index):

@@ -64,7 +64,7 @@ def shared_window(qapp, tmp_path_factory):
 
 @pytest.mark.parametrize("answers", ["right", "wrong"])
 def test_run_every_bundled_lesson(answers, capsys, shared_window):
-    from app.learn.model.engine import load_lesson
+    from app.learn.model.files import load_lesson
 
     runs = {}
     for path in LESSONS:

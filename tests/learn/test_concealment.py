@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from app.learn.model.engine import MemoryStore, find_lesson
+from app.learn.model.files import MemoryStore, find_lesson
 from app.playground.model.concealment import COVER_TEXT, Concealment
 from app.playground.model.playground import PlaygroundModel
 

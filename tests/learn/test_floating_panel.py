@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QRect
 
-from app.learn.model.engine import find_lesson
+from app.learn.model.files import find_lesson
 
 
 def _inside(dock, room):

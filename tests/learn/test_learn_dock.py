@@ -3,7 +3,7 @@ floats the panel (the maps keep their room and their numbers), and a wide window
 
 from __future__ import annotations
 
-from app.learn.model.engine import find_lesson
+from app.learn.model.files import find_lesson
 from app.learn.qt.dock import CENTRAL_ROOM, REDOCK_SLACK
 from app.playground.qt.pipeline import numbers_fit
 

@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
-from app.learn.model.engine import MemoryStore, find_lesson
+from app.learn.model.files import MemoryStore, find_lesson
 from app.learn.qt.dock import WIDE_SCREEN
 
 
@@ -220,7 +220,7 @@ def test_feedback_follows_a_later_edit_in_the_panel(window, qtbot):
 def test_a_refused_answer_says_why_and_goes_when_the_numbers_change(window):
     """Found by the currency oracle: after the learner switched to Q, K, V, an answer to "how many parameters in
     W_Q, W_K, W_V, W_O?" showed "unknown name 'W_Q'", and that line stayed whatever changed next."""
-    from app.learn.model.engine import find_lesson
+    from app.learn.model.files import find_lesson
 
     learn = window.learn
     learn.open(find_lesson("multi-head"), 6)

@@ -11,8 +11,10 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from app.learn.model.authoring import append_step, make_step
-from app.learn.model.engine import LessonFileError, LessonRun, MemoryStore, load_lesson, parse_lesson
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import MemoryStore, load_lesson, parse_lesson
 from app.learn.model.library import LessonLibrary
+from app.learn.model.schema import LessonFileError
 from app.learn.model.walk import check_file
 from app.learn.qt.panel import DRAFT
 from app.playground.model.playground import PlaygroundModel

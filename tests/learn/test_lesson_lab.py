@@ -10,7 +10,8 @@ import numpy as np
 
 from app.common.runner import ThreadRunner
 from app.lab.model import ScalingLab
-from app.learn.model.engine import LessonRun, find_lesson
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import find_lesson
 from app.learn.model.lab import SHOW_ME, uses_lab
 from app.learn.model.walk import step_records
 from app.playground.model.playground import PlaygroundModel

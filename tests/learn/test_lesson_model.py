@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from app.common.runner import ThreadRunner
-from app.learn.model.engine import LessonRun, find_lesson
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import find_lesson
 from app.learn.model.walk import step_records
 from app.model_tab.model.session import InspectSession
 from app.playground.model.playground import PlaygroundModel

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-from app.learn.model.engine import JsonStore, LessonRun, find_lesson, parse_lesson
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import JsonStore, find_lesson, parse_lesson
 from app.learn.model.library import LessonLibrary
 from app.playground.model.playground import PlaygroundModel
 

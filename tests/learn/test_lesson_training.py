@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from app.common.runner import ThreadRunner
-from app.learn.model.engine import LessonRun, find_lesson, parse_lesson
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import find_lesson, parse_lesson
 from app.learn.model.schema import LessonFileError
 from app.learn.model.training import uses_training
 from app.playground.model.playground import PlaygroundModel

@@ -11,18 +11,13 @@ import numpy as np
 import pytest
 
 import attention_core.presets as presets
-from app.learn.model.engine import (
-    LESSON_DIR,
-    JsonStore,
-    LessonFileError,
-    LessonRun,
-    bundled_lessons,
-    context,
-    parse_lesson,
-)
+from app.learn.model.context import context
+from app.learn.model.engine import LessonRun
 from app.learn.model.expr import Evaluator, LessonExprError, render
+from app.learn.model.files import LESSON_DIR, JsonStore, bundled_lessons, parse_lesson
 from app.learn.model.lab import uses_lab
 from app.learn.model.model_tab import uses_model
+from app.learn.model.schema import LessonFileError
 from app.learn.model.training import uses_training
 from app.learn.model.walk import check_file, dry_run, step_records
 from app.playground.model.playground import PlaygroundModel

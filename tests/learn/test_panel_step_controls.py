@@ -12,7 +12,7 @@ import json
 
 from PySide6.QtWidgets import QAbstractButton, QLabel, QLineEdit, QPushButton, QWidget
 
-from app.learn.model.engine import MemoryStore, parse_lesson
+from app.learn.model.files import MemoryStore, parse_lesson
 from app.learn.qt.cell_grid import CellGrid
 
 COVER = ["weights", "output"]

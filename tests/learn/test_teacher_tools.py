@@ -11,8 +11,10 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from app.learn.model.authoring import append_step, make_step
-from app.learn.model.engine import LessonFileError, LessonRun, find_lesson, load_lesson, parse_lesson
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import find_lesson, load_lesson, parse_lesson
 from app.learn.model.library import LessonLibrary
+from app.learn.model.schema import LessonFileError
 from app.playground.model.playground import PlaygroundModel
 
 
@@ -133,7 +135,7 @@ def test_opened_lessons_are_listed_after_a_restart(window, qtbot, tmp_path, monk
 
 
 def test_f1_help_names_lessons_and_presentation_mode():
-    from app.shell.main_window import HELP_TEXT
+    from app.shell.help import HELP_TEXT
 
     assert "Lessons" in HELP_TEXT and "presentation mode" in HELP_TEXT and "Save state as lesson step" in HELP_TEXT
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from app.learn.model.engine import MemoryStore, find_lesson
+from app.learn.model.files import MemoryStore, find_lesson
 from app.model_tab.model.views import head_name
 from app.playground.model.concealment import COVER_TEXT
 

@@ -77,7 +77,8 @@ def test_export_heatmap_is_backward_compatible_and_returns_the_title(tmp_path, q
 
 
 def test_export_drops_circled_step_numbers_and_labels_the_colour_bar(tmp_path, qapp):
-    from app.widgets.file_export import ExportContext, export_heatmap
+    from app.common.titles import ExportContext
+    from app.widgets.file_export import export_heatmap
 
     out = tmp_path / "scores.svg"
     ctx = ExportContext(preset="edited", mask="none", scale=0.25, d_k=16)

@@ -270,7 +270,7 @@ def test_launch_does_not_import_torch():
     import sys
 
     code = ("import os, sys; os.environ['QT_QPA_PLATFORM']='offscreen'\n"
-            "from app.shell.gui import make_application\nfrom app import create_main_window\n"
+            "from app.widgets.application import make_application\nfrom app import create_main_window\n"
             "a = make_application(); w = create_main_window(); w.show(); a.processEvents()\n"
             "code = 3 if 'torch' in sys.modules else 0\n"
             "sys.stdout.flush(); os._exit(code)\n")  # skip interpreter teardown: only the import matters here

@@ -22,7 +22,8 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QApplication
 
 from app.playground.model.explain import fmt
-from app.playground.model.playground import STEP_VIEWS, PlaygroundModel
+from app.playground.model.playground import PlaygroundModel
+from app.playground.model.shown import STEP_VIEWS
 from app.playground.qt.commands import UndoableEdits
 
 EXAMPLES, STEPS = 250, 50  # hypothesis ends some runs early: ~10,900 rules per run (≥ 10,000 asserted)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from app.learn.model.engine import LessonRun, find_lesson
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import find_lesson
 from app.playground.model.playground import PlaygroundModel
 
 

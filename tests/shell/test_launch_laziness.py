@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRST_FRAME = """
 import os, sys
 from PySide6.QtCore import QSettings
-from app.shell.gui import make_application
+from app.widgets.application import make_application
 from app import create_main_window
 app = make_application()
 settings = QSettings(sys.argv[1], QSettings.Format.IniFormat)

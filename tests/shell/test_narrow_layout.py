@@ -49,7 +49,8 @@ def test_head_titles_shorten_when_the_maps_are_narrow(qtbot):
 def test_narrow_heatmap_shrinks_key_labels_before_dropping_any(qtbot):
     import numpy as np
 
-    from app.widgets.heatmap.view import MIN_TICK_PT, HeatmapWidget
+    from app.widgets.heatmap.axes import MIN_TICK_PT
+    from app.widgets.heatmap.view import HeatmapWidget
 
     hm = HeatmapWidget(title="scaled")
     qtbot.addWidget(hm)

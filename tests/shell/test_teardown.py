@@ -87,7 +87,7 @@ def test_opening_the_training_tab_does_not_import_torch_in_the_gui_thread(tmp_pa
     """The set-up form validates a TrainConfig on build; it used to import torch there (a 1.4 s freeze)."""
     script = textwrap.dedent("""
         import os, sys
-        from app.shell.gui import make_application
+        from app.widgets.application import make_application
         from app import create_main_window
         app = make_application()
         w = create_main_window(detect_devices=False, warm_up_torch=False)
@@ -112,7 +112,7 @@ def test_a_script_that_never_closes_its_window_exits_cleanly(tmp_path):
         import sys
         import shiboken6
         from PySide6.QtWidgets import QGraphicsItem, QMenu, QWidget
-        from app.shell.gui import make_application
+        from app.widgets.application import make_application
         from app import create_main_window
         from app.widgets.qt_compat import _delete_registered
         app = make_application()

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.common.validation import BENCH_LIMITS
-from app.lab.model import DTYPES, IMPLEMENTATIONS, ScalingLab
+from app.lab.model import ScalingLab
+from attention_core.scaling.results import DTYPES, IMPLEMENTATIONS
 
 MAX_NS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 IMPL_TIPS = {

@@ -20,22 +20,11 @@ from app.common.evented import Evented, ModelEvents, event
 from app.learn.model import goals, predict
 from app.learn.model.context import context, unavailable
 from app.learn.model.expr import Evaluator, LessonExprError, render
-from app.learn.model.files import (  # noqa: F401 (re-exported: one import for the app, the CLI and the tests)
-    LESSON_DIR,
-    JsonStore,
-    Lesson,
-    MemoryStore,
-    ProgressStore,
-    bundled_lessons,
-    find_lesson,
-    load_lesson,
-    parse_lesson,
-)
-from app.learn.model.goals import Apply, direct_apply  # noqa: F401 (direct_apply: re-exported)
+from app.learn.model.files import Lesson, MemoryStore, ProgressStore
+from app.learn.model.goals import Apply, direct_apply
 from app.learn.model.links import EXTERNAL_GOALS, RUN_GOALS, Links
 from app.learn.model.predict import Feedback
 from app.learn.model.progress import LessonProgress
-from app.learn.model.schema import LessonFileError, Problem  # noqa: F401
 from app.learn.model.training import Wait
 from app.playground.model.playground import PlaygroundModel
 

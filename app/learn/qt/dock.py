@@ -23,16 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.learn.model.engine import (
-    JsonStore,
-    Lesson,
-    LessonFileError,
-    LessonRun,
-    ProgressStore,
-    bundled_lessons,
-    load_lesson,
-)
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import JsonStore, Lesson, ProgressStore, bundled_lessons, load_lesson
 from app.learn.model.library import LessonLibrary
+from app.learn.model.schema import LessonFileError
 from app.learn.model.walk import dry_run
 from app.learn.qt.offer import OFFER_KEY, LessonOffer, install_offer, offer_dismissed
 from app.learn.qt.panel import Cover, LearnPanel, cover_widgets
@@ -72,7 +66,7 @@ class Learn(QObject):
         super().__init__(window.window())
         self.window = window
         if store is None:
-            from app.widgets.settings import data_dir
+            from app.common.paths import data_dir
 
             store = JsonStore(data_dir(create=False) / "lesson-progress.json")  # the folder: at the first save
         self.store = store

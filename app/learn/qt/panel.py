@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.learn.model.engine import Feedback, Lesson, LessonRun, ProgressStore
+from app.learn.model.engine import LessonRun
+from app.learn.model.files import Lesson, ProgressStore
+from app.learn.model.predict import Feedback
 from app.learn.qt.cell_grid import CellGrid
 from app.widgets.theme import ThemeColors, colors_for, follow_theme
 

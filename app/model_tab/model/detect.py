@@ -32,11 +32,9 @@ import numpy as np
 from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle, Runner
 from app.model_tab.model.detect_runs import (
-    BATCH,
     KINDS,
     SCAN_HOWS,
     SCAN_MEASURES,
-    SEED,
     THRESHOLD,
     Detection,
     Failed,
@@ -48,8 +46,7 @@ from app.model_tab.model.detect_runs import (
 )
 from app.model_tab.model.views import off_text
 
-__all__ = ["BATCH", "KINDS", "SCAN_HOWS", "SCAN_MEASURES", "SEED", "THRESHOLD", "Detection", "HeadsAnalysis",
-           "HeadsHost", "ScanResult"]
+__all__ = ["HeadsAnalysis", "HeadsHost"]
 
 
 class HeadsHost(Protocol):

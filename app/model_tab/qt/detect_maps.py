@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.model_tab.model.detect import SCAN_HOWS, SCAN_MEASURES
+from app.model_tab.model.detect_runs import SCAN_HOWS, SCAN_MEASURES
 from app.model_tab.model.detect_views import (
     FIRST_COPY,
     MEASURE_TEXT,

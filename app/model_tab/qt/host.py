@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from app.common.paths import data_dir
 from app.model_tab.model.playground_head import PlaygroundHead
 from app.model_tab.model.session import InspectSession
 from app.playground.model.concealment import SCAN_REVEALS, Concealment
-from app.widgets.settings import data_dir
 from app.widgets.tab_host import LazyTabHost
 from app.widgets.window_api import HostWindow
 from app.widgets.workers import QtRunner

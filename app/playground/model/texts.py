@@ -241,6 +241,6 @@ def plain_text(html: str) -> str:
     return html_lib.unescape(text).strip()
 
 
-__all__ = ["BLOCKED_NOTE", "MASK_HINTS", "STEP_MARKS", "STEP_OPERATIONS", "flow_html", "fmt", "heads_banner_html",
+__all__ = ["BLOCKED_NOTE", "MASK_HINTS", "STEP_MARKS", "STEP_OPERATIONS", "flow_html", "heads_banner_html",
            "heads_tooltip", "no_mask_note", "plain_text", "result_summary", "saturation_html", "scale_text",
            "status_text", "step_captions", "step_operations", "story_key", "story_text", "time_text", "numbers_edited"]

@@ -67,7 +67,8 @@ def load_session_files(path: str | Path) -> tuple[Factory, str]:
     def factory() -> tuple[ReversalTrainer, list[Snapshot]]:
         import torch
 
-        from app.training.model.tools import initial_params, params_of, trainer_from_checkpoint
+        from app.training.model.history import params_of
+        from app.training.model.tools import initial_params, trainer_from_checkpoint
 
         trainer = trainer_from_checkpoint(model, meta)
         cfg = trainer.config

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.training.model.history import Params, Snapshot, params_of, snapshot_options  # noqa: F401 (params_of: used here and importable here)
+from app.training.model.history import Params, Snapshot, params_of, snapshot_options
 from attention_core.tiny.tasks import TASK_LAYOUTS, answer_length, prompt_length
 
 if TYPE_CHECKING:

@@ -26,10 +26,10 @@ from app.widgets.export_button import (
     attach_export_button,
     export_with_dialog,
 )
-from app.widgets.flow.canvas import DrawnLine, FlowCanvas, head_colour
+from app.widgets.flow.canvas import FlowCanvas, head_colour
 from app.widgets.theme import LIGHT, ThemeColors, follow_theme
 
-__all__ = ["DrawnLine", "FlowCanvas", "FlowView"]
+__all__ = ["FlowView"]
 
 
 class FlowView(QWidget):

@@ -22,7 +22,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.common.levels import MIN_LEVEL
-from app.widgets.theme import AXES as AXES  # re-exported: app/widgets/heatmap/view.py lays out every axis
 from app.widgets.theme import colors_for, style_plot, style_view
 
 KINDS = ("signed", "weights")

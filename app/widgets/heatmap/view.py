@@ -21,8 +21,8 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QVBoxLayout, QWidget
 
 from app.widgets.heatmap import file as heatmap_file
-from app.widgets.heatmap.axes import MAX_LABEL_CHARS, MIN_TICK_PT, elide, update_row_sums, update_ticks
-from app.widgets.heatmap.cells import MINUS, CellOverlay, format_value
+from app.widgets.heatmap.axes import update_row_sums, update_ticks
+from app.widgets.heatmap.cells import CellOverlay
 from app.widgets.heatmap.export import ask_export_path, export_menu, heatmap_export_button, suggested_filename
 from app.widgets.heatmap.image import MapImage
 from app.widgets.heatmap.plot import MapColorBar, MapPlot
@@ -38,11 +38,9 @@ from app.widgets.heatmap.style import (
     text_scale,
     title_color,
 )
-from app.widgets.theme import AXES
-from app.widgets.theme import ThemeColors, colors_for, follow_theme
+from app.widgets.theme import AXES, ThemeColors, colors_for, follow_theme
 
-__all__ = ["HeatmapWidget", "write_heatmap_file", "colormap", "levels_for", "format_value", "elide", "KINDS",
-           "MINUS", "MAX_LABEL_CHARS", "MIN_TICK_PT", "CellOverlay"]
+__all__ = ["HeatmapWidget", "write_heatmap_file"]
 
 
 class HeatmapWidget(PointerAndKeys, QWidget):

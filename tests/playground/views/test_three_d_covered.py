@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = textwrap.dedent("""
     import sys
     from PySide6.QtCore import QSettings
-    from app.shell.gui import make_application
+    from app.widgets.application import make_application
     app = make_application()
     from app import create_main_window
-    from app.learn.model.engine import find_lesson
+    from app.learn.model.files import find_lesson
     from app.playground.model.concealment import COVER_TEXT
     from app.playground.views.three_d.view import opengl_problem
     problem = opengl_problem()

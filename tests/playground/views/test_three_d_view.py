@@ -65,7 +65,7 @@ GL_SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np
     from PySide6.QtCore import QSettings
-    from app.shell.gui import make_application
+    from app.widgets.application import make_application
     app = make_application()
     from app import create_main_window
     from app.playground.views.three_d.view import opengl_problem
