@@ -3,7 +3,8 @@
 violation in a small fake tree.
 
 - A Qt-free model announces only through ``app.common.evented`` (``Evented`` / ``ModelEvents`` / ``event``):
-  psygnal is imported nowhere else in app/, and no code emits a model's event by hand (``<x>.events.<name>.emit``).
+  psygnal is imported nowhere else in app/, no model makes its own event group (``self.events = ...``), and no code
+  emits a model's event by hand (``<x>.events.<name>.emit``); every such model's ``status`` carries its text.
 - A view follows the theme through ``app.widgets.theme.follow_theme``: no ``set_dark`` / ``apply_theme`` methods
   pushed down by hand, and nobody outside the theme module listens to a ``ThemeController``'s ``changed``.
 - Signals are blocked with ``QSignalBlocker`` only: no ``blockSignals(`` call in app/.
@@ -12,6 +13,7 @@ violation in a small fake tree.
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +64,20 @@ def hand_emitted_events(root: Path) -> list[str]:
     return out
 
 
+def events_made_by_hand(root: Path) -> list[str]:
+    """``self.events = ...`` outside the base: a model building its own event group (``Evented`` makes it from the
+    ``events: TheirEvents`` declaration)."""
+    out = []
+    for path, tree in _modules(root):
+        if path == EVENTED:
+            continue
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) and node.value is not None else []
+            out += [f"{path}:{node.lineno} makes {_dotted(t)}" for t in targets if _dotted(t) == "self.events"]
+    return out
+
+
 def theme_pushed_by_hand(root: Path) -> list[str]:
     """``set_dark`` / ``apply_theme`` defined or called in app/, or a ``theme.changed`` connected outside the theme
     module: the theme passed down by hand instead of followed (``follow_theme``)."""
@@ -89,13 +105,31 @@ def block_signals_calls(root: Path) -> list[str]:
     return out
 
 
-RULES = (psygnal_outside_the_base, hand_emitted_events, theme_pushed_by_hand, block_signals_calls)
+RULES = (psygnal_outside_the_base, hand_emitted_events, events_made_by_hand, theme_pushed_by_hand,
+         block_signals_calls)
 
 
 # ---------------------------------------------------------------------------------------------- the app keeps them
 def test_models_announce_only_through_the_evented_base():
     assert psygnal_outside_the_base(ROOT) == []
     assert hand_emitted_events(ROOT) == []
+    assert events_made_by_hand(ROOT) == []
+
+
+def test_every_evented_model_has_one_status_signature_and_declared_events():
+    """Every class of app/ built on ``Evented``: its events a ``ModelEvents`` subclass, ``status`` carrying a str."""
+    from app.common.evented import Evented, ModelEvents
+
+    found = []
+    for path, tree in _modules(ROOT):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(_dotted(b) == "Evented" for b in node.bases):
+                module = importlib.import_module(".".join(path.with_suffix("").parts))
+                found.append(getattr(module, node.name))
+    assert len(found) >= 10  # the Playground, its concealment and Vectors, Training (+ causality), Experiments,
+    for cls in found:  # the Lab, Learn's lesson run, the Model tab's session and its head analysis
+        assert issubclass(cls, Evented) and issubclass(cls.Events, ModelEvents) and cls.Events is not ModelEvents
+        assert [p.annotation for p in cls.Events.status.signature.parameters.values()] == [str], cls
 
 
 def test_views_follow_the_theme_one_way():
@@ -120,6 +154,11 @@ def test_a_model_with_its_own_signal_group_is_reported(tmp_path):
                                 "class Events(SignalGroup):\n    result = Signal()\n")
     assert psygnal_outside_the_base(root) == ["app/feature.py:1 imports psygnal"]
     assert all(rule(root) == [] for rule in RULES if rule is not psygnal_outside_the_base)
+
+
+def test_an_event_group_made_by_hand_is_reported(tmp_path):
+    root = _fake_tree(tmp_path, "class Model:\n    def __init__(self):\n        self.events = Events()\n")
+    assert events_made_by_hand(root) == ["app/feature.py:3 makes self.events"]
 
 
 def test_an_event_emitted_by_hand_is_reported(tmp_path):
