@@ -1,6 +1,6 @@
 """``TrainingSession`` is composed of named parts, each with one job, rather than a chain of base classes: its
-history (``TrainingHistory`` + ``PlaybackCursor``), its run (``TrainingRun``) and its recorded tools
-(``RecordedTools``); its one base is the evented-model base every Qt-free model shares."""
+history (``TrainingHistory``) and the step it shows (``PlaybackCursor``), its run (``TrainingRun``) and its
+recorded tools (``RecordedTools``); its one base is the evented-model base every Qt-free model shares."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import inspect
 
 from app.common.evented import Evented
 from app.common.runner import ThreadRunner
-from app.training.model.history import PlaybackCursor, TrainingHistory
+from app.training.model.cursor import PlaybackCursor
+from app.training.model.history import TrainingHistory
 from app.training.model.recorded import RecordedTools
 from app.training.model.run import TrainingRun
 from app.training.model.session import TrainingSession

@@ -11,7 +11,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.training.model.history import PlaybackCursor, Snapshot, TrainingHistory, head_metrics, mirrored_cells
+from app.training.model.cursor import PlaybackCursor
+from app.training.model.history import Snapshot, TrainingHistory, head_metrics, mirrored_cells
 from app.training.model.tools import (
     eta_seconds,
     extend_run,

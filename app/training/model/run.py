@@ -20,7 +20,8 @@ from app.training.model.driver import DeviceFallback, Factory, Ready, Stepped, d
 from app.training.model.tools import extend_run, fresh_factory
 
 if TYPE_CHECKING:
-    from app.training.model.history import PlaybackCursor, TrainingHistory
+    from app.training.model.cursor import PlaybackCursor
+    from app.training.model.history import TrainingHistory
     from app.training.model.recorded import RecordedTools
     from attention_core.tiny.config import TrainConfig
     from attention_core.tiny.control import TrainingControl

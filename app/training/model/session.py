@@ -1,8 +1,8 @@
 """``TrainingSession``: the Training tab's evented model, without Qt. The public automation surface (``w.training``).
 
 A session is composed of parts with one job each, and holds the state the views show:
-- ``history`` (``TrainingHistory``: every recorded step with its parameters) and ``cursor`` (``PlaybackCursor``:
-  the step shown, live, scrubbed or replayed), in ``history``;
+- ``history`` (``TrainingHistory``, in ``history``: every recorded step with its parameters) and ``cursor``
+  (``PlaybackCursor``, in ``cursor``: the step shown, live, scrubbed or replayed);
 - ``run`` (``TrainingRun``, in ``run``): one training run at a time on the injected ``Runner``, started, steered
   and ended by the run-control methods, which are its; what the run's thread delivers becomes recorded state
   there. The generator it runs (``drive``: the core's ``ReversalTrainer.reports(TrainingControl)``) is in
@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.common.evented import Evented, ModelEvents, event
-from app.training.model.history import PlaybackCursor, Snapshot, TrainingHistory
+from app.training.model.cursor import PlaybackCursor
+from app.training.model.history import Snapshot, TrainingHistory
 from app.training.model.recorded import RecordedTools
 from app.training.model.run import TrainingRun
 from app.training.model.status import derive_status, eta_line
