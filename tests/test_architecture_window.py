@@ -8,11 +8,14 @@ that silently stopped finding anything fails a test.
 - No assignment to a class attribute of an imported class (``MainWindow.detect_devices = False``, or ``setattr``
   on it) in app/ or scripts/: a run is configured through constructor options (``create_main_window(
   detect_devices=False)``), never by changing a class for every later instance.
+- mypy checks the Qt layers: every ``qt/`` package, ``app/widgets`` and ``app/shell`` are in ``[tool.mypy] files``
+  (pyproject.toml), so ``./test.sh`` type-checks the window's Protocols against the window.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,7 +141,24 @@ def class_attributes_assigned(root: Path, folders: tuple[str, ...] = ("app", "sc
     return found
 
 
+def qt_folders_mypy_skips(root: Path) -> list[str]:
+    """The Qt folders of app/ (each ``qt/`` package, ``widgets``, ``shell``) that no entry of ``[tool.mypy] files``
+    covers (an entry is a path or a glob, as mypy reads it)."""
+    section = (root / "pyproject.toml").read_text().split("[tool.mypy]", 1)[1]  # (no tomllib on Python 3.10)
+    listing = re.search(r"^files\s*=\s*(\[.*?\])", section, re.S | re.M)
+    assert listing is not None, "no files = [...] in [tool.mypy]"
+    entries = ast.literal_eval(re.sub(r"#[^\n]*", "", listing.group(1)))
+    covered = {p.resolve() for e in entries for p in root.glob(e)}
+    folders = sorted(p for p in (root / "app").rglob("qt") if p.is_dir()) + [root / "app/widgets", root / "app/shell"]
+    return [f.relative_to(root).as_posix() for f in folders
+            if f.is_dir() and not any(c == f.resolve() or c in f.resolve().parents for c in covered)]
+
+
 # ---------------------------------------------------------------------------------------------- the real tree
+def test_mypy_checks_every_qt_folder() -> None:
+    assert qt_folders_mypy_skips(ROOT) == []
+
+
 def test_no_window_parameter_is_typed_any() -> None:
     assert window_params_typed_any(ROOT) == []
 
@@ -202,3 +222,12 @@ def test_a_class_attribute_flipped_is_reported(tmp_path: Path) -> None:
         "scripts/campaign.py:2 sets TrainingPanel.warm_up_torch",
         "scripts/campaign.py:3 sets TrainingPanel.?",
     ]
+
+
+def test_a_qt_folder_left_out_of_mypy_is_reported(tmp_path: Path) -> None:
+    root = _plant(tmp_path, {
+        "pyproject.toml": '[tool.mypy]\nfiles = ["app/widgets", "app/lab/qt", "app/shell/main_window.py"]\n',
+        "app/widgets/theme.py": "", "app/lab/qt/tab.py": "", "app/training/qt/panel.py": "",
+        "app/shell/main_window.py": "", "app/shell/gui.py": "",
+    })
+    assert qt_folders_mypy_skips(root) == ["app/training/qt", "app/shell"]

@@ -114,7 +114,7 @@ class PlaygroundTab(QSplitter):
         if narrow == self.narrow:
             return
         self.narrow = narrow
-        left = self.widget(0).width()
+        left = first.width() if (first := self.widget(0)) is not None else 0
         if narrow:
             self.replaceWidget(0, self.side_tabs)
             self.side_tabs.addTab(self.inputs_scroll, "Inputs")

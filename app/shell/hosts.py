@@ -64,26 +64,26 @@ class HostAttributes:
 
     @property
     def training_host(self) -> TrainingHost:
-        return self.hosts.get("training")  # type: ignore[no-any-return]
+        return self.hosts.get("training")
 
     @property
     def training(self) -> TrainingSession:
         """The Training tab's ``TrainingSession``: scripts' ``w.training``."""
-        return self.training_host.model  # type: ignore[no-any-return]
+        return self.training_host.model
 
     @property
     def training_panel(self) -> TrainingPanel:
         """The Training tab's panel, created on first use (it imports torch)."""
-        return self.training_host.tab  # type: ignore[no-any-return]
+        return self.training_host.tab
 
     @property
     def experiments(self) -> ExperimentsHost:
-        return self.hosts.get("experiments")  # type: ignore[no-any-return]
+        return self.hosts.get("experiments")
 
     @property
     def lab(self) -> LabHost:
-        return self.hosts.get("lab")  # type: ignore[no-any-return]
+        return self.hosts.get("lab")
 
     @property
     def inspect(self) -> InspectHost:
-        return self.hosts.get("inspect")  # type: ignore[no-any-return]
+        return self.hosts.get("inspect")

@@ -19,6 +19,7 @@ against a bare pyqtgraph window): no torch; GPUs are listed in the background af
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
     from app.learn.qt.dock import Learn
 
 class MainWindow(HostAttributes, QMainWindow):
+    export_pipeline_action: QAction  # File → Export pipeline figure… (app/shell/presentation.py adds it)
+
     def __init__(self, settings: QSettings | None = None, preset: str = "cat-sat-mat", *, detect_devices: bool = True,
                  warm_up_torch: bool = True, preview_untrained: bool = True, confirm_on_close: bool = True) -> None:
         """Options a script may switch off (docs/scripting.md): ``detect_devices`` (list GPUs in the background once
@@ -184,7 +187,7 @@ class MainWindow(HostAttributes, QMainWindow):
             return
         for name in PRESET_NAMES:
             p = get_preset(name)
-            act = self._add(self.preset_menu, p.title, lambda n=name: self.load_preset(n))
+            act = self._add(self.preset_menu, p.title, partial(self.load_preset, name))
             act.setStatusTip(p.story)
             act.setToolTip(p.story)
         self.preset_menu.setToolTipsVisible(True)
@@ -295,7 +298,10 @@ class MainWindow(HostAttributes, QMainWindow):
         if not files:
             self.recent_menu.addAction("(none)").setEnabled(False)
         for f in files:
-            self._add(self.recent_menu, f, lambda f=f: self._confirm_discard() and self.open_session(f))
+            self._add(self.recent_menu, f, partial(self._open_recent, f))
+
+    def _open_recent(self, path: str) -> bool:
+        return self._confirm_discard() and self.open_session(path)
 
     def _confirm_discard(self) -> bool:
         if self.undo_stack.isClean() or not self.isWindowModified():

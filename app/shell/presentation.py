@@ -23,11 +23,12 @@ import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSignalBlocker, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
 
 from app.playground.qt.exports import export_pipeline_dialog, install_playground_exports
 from app.widgets.heatmap.view import HeatmapWidget
+from app.widgets.qt_compat import insert_action
 from app.widgets.theme import style_sheet
 from app.widgets.window_api import HostWindow
 
@@ -64,7 +65,7 @@ class PresenterWindow(HostWindow, Protocol):
 
     def menuBar(self) -> QMenuBar: ...  # noqa: N802 (Qt API)
 
-    def centralWidget(self) -> QWidget: ...  # noqa: N802
+    def centralWidget(self) -> QWidget | None: ...  # noqa: N802
 
     def addAction(self, action: QAction, /) -> None: ...  # noqa: N802
 
@@ -87,7 +88,7 @@ def install(window: PresenterWindow, file_menu: QMenu, view_menu: QMenu) -> Pres
     act.triggered.connect(lambda _c=False: export_pipeline_dialog(window))
     actions = file_menu.actions()  # right after "Export all steps…"
     after = next((i for i, a in enumerate(actions) if "Export all" in a.text()), len(actions) - 1)
-    file_menu.insertAction(actions[after + 1] if after + 1 < len(actions) else None, act)
+    insert_action(file_menu, actions[after + 1] if after + 1 < len(actions) else None, act)
     window.export_pipeline_action = act
     install_playground_exports(window.pipeline, window.playground)
     remember_shared_range(window)
@@ -191,7 +192,7 @@ class Presenter(QObject):
         sheet = "" if abs(f - 1.0) < 1e-6 else zoomed_font_rules(style_sheet(False), f)
         w = self.window
         for widget in (w.centralWidget(), w.menuBar(), w.statusBar()):
-            if widget.styleSheet() != sheet:
+            if widget is not None and widget.styleSheet() != sheet:
                 widget.setStyleSheet(sheet)
         for hm in w.window().findChildren(HeatmapWidget):
             hm.refresh_labels()
@@ -210,8 +211,8 @@ class Presenter(QObject):
         w = self.window
         panels: list[QWidget] = []
         panel = w.training_host.built  # None until the Training tab is first opened
-        if panel is not None:
-            panels.append(panel.splitter.widget(0))
+        if panel is not None and (column := panel.splitter.widget(0)) is not None:
+            panels.append(column)
         panels += list(w.window().findChildren(QDockWidget))
         return [p for p in panels if p is not None]
 
@@ -309,8 +310,9 @@ class SoloView(QWidget):
     """One map over the whole tab area: a ``HeatmapWidget`` showing a copy of a view's map, and a hint line."""
 
     def __init__(self, presenter: Presenter) -> None:
-        host = presenter.window.centralWidget()
+        host = presenter.window.tabs  # the window's central widget: the tab area
         super().__init__(host)
+        self.host = host
         self.presenter = presenter
         self.view, self.name = "steps", ""
         self.setObjectName("soloView")
@@ -336,15 +338,15 @@ class SoloView(QWidget):
         self.heatmap.set_data(src.values(), src.row_labels(), src.col_labels(), blocked=src.blocked(),
                               kind=src.kind(), title=src.title() or name)
         self.heatmap.set_column_groups(src.overlay.col_groups)
-        self.setGeometry(self.parentWidget().rect())
+        self.setGeometry(self.host.rect())
         self.show()
         self.raise_()
         self.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if watched is self.parentWidget() and event.type() == QEvent.Type.Resize:
-            self.setGeometry(self.parentWidget().rect())
-        elif watched is self.heatmap and event.type() == QEvent.Type.KeyPress:
+        if watched is self.host and event.type() == QEvent.Type.Resize:
+            self.setGeometry(self.host.rect())
+        elif watched is self.heatmap and isinstance(event, QKeyEvent):
             return self._key(event.key())
         return False
 

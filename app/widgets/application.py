@@ -38,6 +38,7 @@ def hide_offscreen_notices() -> None:
 
 def make_application() -> object:
     """The QApplication with the names QSettings and platformdirs use."""
+    from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
     from app.widgets.qt_compat import protect_singletons
@@ -49,6 +50,6 @@ def make_application() -> object:
     from app.common.version import __version__
 
     app.setApplicationVersion(__version__)
-    if app.platformName() == "offscreen":
+    if QGuiApplication.platformName() == "offscreen":
         hide_offscreen_notices()
     return app

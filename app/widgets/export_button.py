@@ -73,6 +73,8 @@ class CornerButton(QToolButton):
 
     def _place(self) -> None:
         host = self.parentWidget()
+        if host is None:
+            return
         size = self.sizeHint()
         self.resize(size)
         self.move(max(0, host.width() - size.width() - 2), 2)

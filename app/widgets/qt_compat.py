@@ -1,4 +1,5 @@
-"""Workarounds for PySide6 bugs: a reference-count guard for shiboken6 6.12.0, and an orderly window teardown.
+"""Workarounds for PySide6 bugs: a reference-count guard for shiboken6 6.12.0, and an orderly window teardown (and
+``insert_action``: a Qt call PySide's type stubs refuse).
 
 Teardown: PySide deletes every C++ object still owned by a Python wrapper in an ``atexit`` hook, in no fixed
 order. A pyqtgraph item deleted there can be re-parented by its parent's destructor, which calls a Python
@@ -18,7 +19,11 @@ by giving the three singletons a huge reference count, which makes them effectiv
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QMenu
 
 _PROTECTED = False
 
@@ -48,7 +53,7 @@ def protect_singletons(force: bool = False) -> bool:
     return True
 
 
-def delete_now(widget: object | None, *, flush: bool = False) -> None:
+def delete_now(widget: Any, *, flush: bool = False) -> None:  # any Qt object, or None
     """Close ``widget`` if it is still open and delete its C++ object (and children) now, not in PySide's exit hook.
 
     ``flush`` also runs pending ``deleteLater`` requests; use it only outside event handlers (after ``exec``
@@ -96,3 +101,12 @@ def _delete_registered() -> None:
             except Exception:  # exiting anyway; never turn a clean exit into a traceback
                 pass
     _DELETE_AT_EXIT.clear()
+
+
+def insert_action(menu: QMenu, before: QAction | None, action: QAction) -> None:
+    """``action`` in ``menu`` before ``before``, or last: Qt's ``insertAction(nullptr, …)``, which PySide's type
+    stubs do not allow."""
+    if before is None:
+        menu.addAction(action)
+    else:
+        menu.insertAction(before, action)

@@ -40,7 +40,7 @@ class Settings:
         lecture hall needs it bigger on every start, so it is remembered; values outside ``ZOOM_RANGE`` (or not a
         number) read as the nearest limit (or 1.0)."""
         try:
-            value = float(self.q.value("ui/zoom", 1.0))
+            value = float(str(self.q.value("ui/zoom", 1.0)))
         except (TypeError, ValueError):
             return 1.0
         if value != value:  # NaN
@@ -63,9 +63,8 @@ class Settings:
 
     def recent_files(self) -> list[str]:
         value = self.q.value("files/recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or []) if Path(str(v)).exists()][:MAX_RECENT]
+        files = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        return [str(v) for v in files if Path(str(v)).exists()][:MAX_RECENT]
 
     def add_recent(self, path: str) -> None:
         files = [path] + [f for f in self.recent_files() if f != path]

@@ -65,7 +65,7 @@ class SideScroll(QScrollArea):
             # the content's minimum may have changed: tell the splitter only when it did. Every edit changes a
             # status text in the controls (a layout request); relaying each one relaid the whole window (and
             # repainted all of it) on every keystroke
-            width = watched.minimumSizeHint().width()  # type: ignore[attr-defined]
+            width = watched.minimumSizeHint().width()
             if width != self._content_min:
                 self._content_min = width
                 self.updateGeometry()

@@ -35,6 +35,7 @@ class LazyTabHost(QObject):
         added (after the tab ``after``, or last)."""
         super().__init__(window.window())  # the window owns its hosts
         self.window = window
+        self._window_widget: QObject = window.window()  # compared by identity: no Qt call once it is deleted
         self.model = model
         self._tab: Any = None
         if holder is not None and window.tabs.indexOf(holder) >= 0:
@@ -87,7 +88,7 @@ class LazyTabHost(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         # the window's close hides it first (after any "unsaved changes?" question): then no work may go on
-        if watched is self.window and event.type() == QEvent.Type.Hide and self.window.closed:
+        if watched is self._window_widget and event.type() == QEvent.Type.Hide and self.window.closed:
             self.shutdown()
         return False
 

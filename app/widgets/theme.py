@@ -172,8 +172,8 @@ def qpalette(c: ThemeColors) -> QPalette:
     if c.dark:  # on a dark button the "dark" shade must still be lighter than the window to be seen
         shades[QPalette.ColorRole.Dark] = base.darker(125)
         shades[QPalette.ColorRole.Mid] = base.darker(110)
-    for role, color in shades.items():
-        pal.setColor(role, color)
+    for role, shade in shades.items():
+        pal.setColor(role, shade)
     dis = QPalette.ColorGroup.Disabled
     for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
         pal.setColor(dis, role, QColor(c.disabled))
@@ -218,7 +218,7 @@ class ThemeController(QObject):
         # the application's palette before this window themed it: given back when the window closes
         self._previous = QPalette(app.palette()) if isinstance(app, QApplication) else None
         self._colors_before = current_colors()
-        if self._following:
+        if isinstance(app, QGuiApplication):
             app.styleHints().colorSchemeChanged.connect(self.on_color_scheme_changed)
 
     def set_choice(self, choice: str) -> None:

@@ -82,7 +82,7 @@ def _wire(worker: WorkerBase, on_done: Callable[[Any], Any] | None,
             released[0] = True
             GuiThreadGC.release()
 
-    worker.finished.connect(release)
+    worker.finished.connect(release)  # type: ignore[arg-type]  # superqt types it Signal(None): it sends nothing
     if on_done is not None:
         worker.returned.connect(on_done)
     if on_error is not None:
@@ -169,7 +169,7 @@ class QtRunner:
                 done.set()
 
         worker = run_generator(work, on_yield=lambda _x: self.pump(), start=False)
-        worker.finished.connect(self.pump)
+        worker.finished.connect(self.pump)  # type: ignore[arg-type]  # as above: finished sends nothing
         handle = _QtRunHandle(self, done)
         worker.start()
         return handle

@@ -162,7 +162,7 @@ class CompareGrids(QWidget):
 
     def entropy_texts(self) -> list[list[str]]:
         t = self.entropy_table
-        return [[t.item(i, j).text() if t.item(i, j) else "" for j in range(t.columnCount())]
+        return [[item.text() if (item := t.item(i, j)) else "" for j in range(t.columnCount())]
                 for i in range(t.rowCount())]
 
 

@@ -76,8 +76,8 @@ class ExperimentTab(QWidget):
         }
         self.progress_soon = FrameCoalescer(self.show_progress, 100, self)
         model.events.preset.connect(self._show_preset)
-        model.events.runs.connect(lambda: (self._show_buttons(), self.show_findings()))
-        model.events.run_state.connect(lambda _s: (self._show_buttons(), self.show_findings()))
+        model.events.runs.connect(self._show_run_state)
+        model.events.run_state.connect(self._show_run_state)
         model.events.progress.connect(self.progress_soon)
         model.events.findings.connect(lambda _f: self.show_findings())
         self._show_preset(model.preset_id)
@@ -150,6 +150,10 @@ class ExperimentTab(QWidget):
         i = self.preset_combo.findData(pid)
         if i >= 0:
             self.preset_combo.setCurrentIndex(i)
+        self.show_findings()
+
+    def _show_run_state(self, *_: object) -> None:
+        self._show_buttons()
         self.show_findings()
 
     def _show_buttons(self) -> None:

@@ -159,7 +159,7 @@ class SummaryTable(QTableWidget):
 
     def __init__(self, model: ExperimentSession, parent: QWidget | None = None) -> None:
         super().__init__(0, len(SUMMARY_SHOWN), parent)
-        self.model = model
+        self.session = model  # not ``self.model``: that would hide QTableWidget.model() (the item model)
         self.setHorizontalHeaderLabels([h for _k, h in SUMMARY_SHOWN])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -174,7 +174,7 @@ class SummaryTable(QTableWidget):
         self.fill()
 
     def fill(self) -> None:
-        rows = self.model.summary
+        rows = self.session.summary
         self.setRowCount(len(rows))
         for i, row in enumerate(rows):
             for j, (key, _h) in enumerate(SUMMARY_SHOWN):
@@ -185,7 +185,8 @@ class SummaryTable(QTableWidget):
         self.setFixedHeight(self.horizontalHeader().sizeHint().height() + 22 * max(len(rows), 2) + 6)
 
     def texts(self) -> list[list[str]]:
-        return [[self.item(i, j).text() for j in range(self.columnCount())] for i in range(self.rowCount())]
+        return [[item.text() if (item := self.item(i, j)) else "" for j in range(self.columnCount())]
+                for i in range(self.rowCount())]
 
 
 def summary_text(key: str, value: Any) -> str:

@@ -31,6 +31,7 @@ from app.learn.model.walk import dry_run
 from app.learn.qt.offer import OFFER_KEY, LessonOffer, install_offer, offer_dismissed
 from app.learn.qt.panel import Cover, LearnPanel, cover_widgets
 from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, STORY_REVEALS, Concealment
+from app.widgets.qt_compat import insert_action
 from app.widgets.screen_fit import fit_to_screen
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class Learn(QObject):
     def __init__(self, window: LearnWindow, store: ProgressStore | None = None) -> None:
         super().__init__(window.window())
         self.window = window
+        self._window_widget: QObject = window.window()  # compared by identity: no Qt call once it is deleted
         if store is None:
             from app.common.paths import data_dir
 
@@ -86,11 +88,11 @@ class Learn(QObject):
         self.open_action.triggered.connect(lambda _c=False: self.open_dialog())
         help_menu, file_menu = _menu(window, "Help"), _menu(window, "File")
         if help_menu is not None:
-            help_menu.insertAction(help_menu.actions()[0] if help_menu.actions() else None, self.lessons_action)
+            insert_action(help_menu, help_menu.actions()[0] if help_menu.actions() else None, self.lessons_action)
         if file_menu is not None:
             acts = file_menu.actions()
             after = next((i for i, a in enumerate(acts) if a.text().replace("&", "").startswith("Open session")), 0)
-            file_menu.insertAction(acts[after + 1] if after + 1 < len(acts) else None, self.open_action)
+            insert_action(file_menu, acts[after + 1] if after + 1 < len(acts) else None, self.open_action)
         self.offer = self._status_offer()
         if not self.offer_dismissed:
             # the one-line offer, always; the dock itself only where it fits beside the playground (a dock on a
@@ -262,7 +264,7 @@ class Learn(QObject):
         dock.move(dock.x() + room.right() - placed.right(), dock.y() + top - placed.top())
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if obj is self.window and event.type() == QEvent.Type.Resize:
+        if obj is self._window_widget and event.type() == QEvent.Type.Resize:
             QTimer.singleShot(0, self.fit_dock)  # once the resize is laid out
         return False
 

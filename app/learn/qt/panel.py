@@ -131,9 +131,9 @@ class LearnPanel(QWidget):
         self.show_me_button.clicked.connect(self._show_me)
         self.fill_list()
         self._show()
+        follow_theme(self._restyle)
 
     # ------------------------------------------------------------------ lessons
-        follow_theme(self._restyle)
     def fill_list(self) -> None:
         self.list.clear()
         for lesson in self.lessons:
@@ -309,9 +309,9 @@ class LearnPanel(QWidget):
         rows, cols = list(run.model.query_tokens), list(run.model.key_tokens)
         row = ask["row"] if isinstance(ask["row"], int) else rows.index(ask["row"]) if ask["row"] in rows else None
         name = rows[row] if row is not None and 0 <= row < len(rows) else str(ask["row"])
-        hint = QLabel(f"Click the cell of row '{name}' in this grid of the {ask['map']} map (the map itself stays "
-                      "covered until you answer):")
-        hint.setWordWrap(True), self._add(hint)
+        self._add(hint := QLabel(f"Click the cell of row '{name}' in this grid of the {ask['map']} map (the map "
+                                 "itself stays covered until you answer):"))
+        hint.setWordWrap(True)
         self.cell_grid = CellGrid(rows, cols, lambda i, j: self.answer((i, j)), highlight_row=row)
         self._add(self.cell_grid)
 

@@ -38,8 +38,12 @@ class ModelTabWindow(HostWindow, Protocol):
     its tab) to open a real head in."""
 
     playground: PlaygroundModel
-    edits: PlaygroundEdits
-    tab: QWidget
+
+    @property
+    def edits(self) -> PlaygroundEdits: ...
+
+    @property
+    def tab(self) -> QWidget: ...
 
 
 class InspectHost(LazyTabHost):
@@ -52,8 +56,8 @@ class InspectHost(LazyTabHost):
     window: ModelTabWindow
 
     def __init__(self, window: ModelTabWindow, holder: QWidget | None = None) -> None:
-        recent = window.settings.q.value(RECENT_KEY, []) or []
-        recent = [recent] if isinstance(recent, str) else [str(r) for r in recent]
+        saved = window.settings.q.value(RECENT_KEY, []) or []
+        recent = [saved] if isinstance(saved, str) else [str(r) for r in saved] if isinstance(saved, list) else []
         session = InspectSession(runner=QtRunner(), own_folders=[data_dir(create=False) / "models"], recent=recent)
         super().__init__(window, session, holder=holder)
         session.events.load.connect(self._remember_recent)

@@ -63,7 +63,7 @@ class ControlsPanel(QWidget):
             self.scale_group.addButton(b)
             self.scale_buttons[mode] = b
             sl.addWidget(b)
-            b.toggled.connect(lambda on, m=mode: on and self._emit_scale())
+            b.toggled.connect(lambda on: self._emit_scale() if on else None)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, SLIDER_STEPS)
         self.slider.setToolTip("Custom scale, from 0.01 (flat, uniform weights) to 10 (sharp, one-hot)")

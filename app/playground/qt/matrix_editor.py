@@ -161,7 +161,7 @@ class MatrixTable(QTableView):
         self._fitted = self.WIDEST  # the column width last chosen by ``fit_columns``
         self.verticalHeader().geometriesChanged.connect(self.fit_columns)  # longer token names: less room
         # a longer number in a narrowed table: wider columns, or back to scrolling (a wide table never measures)
-        model.dataChanged.connect(lambda *_: self._fitted < self.WIDEST and self.fit_columns())
+        model.dataChanged.connect(lambda *_: self.fit_columns() if self._fitted < self.WIDEST else None)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.verticalHeader().setDefaultSectionSize(24)
         self.verticalHeader().sectionDoubleClicked.connect(

@@ -66,7 +66,8 @@ def natural_height(label: QLabel) -> int:
         return 0
     kept = label.minimumHeight()
     label.setMinimumHeight(0)
-    height = label.heightForWidth(max(label.parentWidget().width(), 1))
+    parent = label.parentWidget()
+    height = label.heightForWidth(max(parent.width() if parent is not None else 0, 1))
     label.setMinimumHeight(kept)
     return height
 
@@ -89,7 +90,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         self.arrows: dict[str, FlowArrow] = {}
         self.boxes: list[QWidget] = []
         self.columns = 0
-        self._placed_shape: tuple[int, ...] = ()  # the maps' shape the layout was chosen for (``reflow``)
+        self._placed_shape: tuple[int, int] = (0, 0)  # the maps' shape the layout was chosen for (``reflow``)
         self.small: set[str] = set()  # the maps whose cells are too small for numbers just now
         self._words: tuple[str, ...] = ()  # the arrows' and captions' texts the rows were last aligned for
         self._notes_timer = QTimer(self)
@@ -176,7 +177,8 @@ class PipelineView(RedrawWhenShown, QWidget):
         """The layout ``best_columns`` gives the view's size and the maps' shape. On a resize and when the shape
         changes: chosen on resizes alone, the layout depended on the shapes shown before (a 16 x 64 setting got the
         3 + 2 grid or one row of five depending on history, and its cells half or twice the area)."""
-        self._placed_shape = self.model.result.weights.shape
+        rows, cols = self.model.result.weights.shape
+        self._placed_shape = (rows, cols)
         # what a map's box adds to the map: its arrow line and room for a two-line caption, whatever the captions
         # say now (they follow the layout: "too small for numbers" comes and goes with it, and a layout chosen by
         # them flipped with the notes, or kept whichever the last resize had found)

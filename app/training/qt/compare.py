@@ -67,7 +67,8 @@ class CompareView(RedrawWhenShown, QWidget):
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(list(self.COLUMNS))
         for j, tip in enumerate(self.TIPS):
-            self.table.horizontalHeaderItem(j).setToolTip(tip)
+            if (header := self.table.horizontalHeaderItem(j)) is not None:
+                header.setToolTip(tip)
         # never force the panel wider: scroll inside the table instead
         self.table.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
         self.table.verticalHeader().setVisible(False)
@@ -101,8 +102,9 @@ class CompareView(RedrawWhenShown, QWidget):
             return
         self.set_steps([s.step for s in h])
         name = h[idx].score_name  # the shown run's task score
-        self.table.horizontalHeaderItem(1).setText(name)
-        self.table.horizontalHeaderItem(1).setToolTip(f"{h[idx].task} score: baseline → shown step")
+        if (header := self.table.horizontalHeaderItem(1)) is not None:
+            header.setText(name)
+            header.setToolTip(f"{h[idx].task} score: baseline → shown step")
         base = min(self.baseline.value(), len(h) - 1)
         self.set_rows(h.compare(base, idx), h[base].step, h[idx].step)
 

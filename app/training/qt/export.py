@@ -9,6 +9,7 @@ of the window's grid (no title, no step, dark in dark theme).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -18,6 +19,8 @@ from app.widgets.export_button import IMAGE_FORMATS, add_format_actions, attach_
 
 if TYPE_CHECKING:
     from app.training.model.session import TrainingSession
+    from app.training.qt.film_export import TimelineExport
+    from app.widgets.grid.head_grid import HeadGrid
 
 
 class ExportingPanel(Protocol):
@@ -25,9 +28,19 @@ class ExportingPanel(Protocol):
     imports the panel that builds it): its session and the widgets whose Export buttons it adds."""
 
     session: TrainingSession
-    head_grid: QWidget
-    plots: QWidget
-    tryit: Any
+
+    @property
+    def head_grid(self) -> HeadGrid: ...
+
+    @property
+    def plots(self) -> QWidget: ...
+
+    @property
+    def tryit(self) -> Any: ...
+
+    def window(self) -> QWidget:
+        """The panel's window (Qt's ``QWidget.window()``): the parent of the export dialogs and messages."""
+        ...
 
 
 class TrainingExports:
@@ -36,7 +49,7 @@ class TrainingExports:
     def __init__(self, panel: ExportingPanel) -> None:
         self.panel = panel
         self.session = panel.session
-        self.last_timeline = None  # the running or last ``TimelineExport`` (tests watch it)
+        self.last_timeline: TimelineExport | None = None  # the running or last one (tests watch it)
         self.fallback_box: Any = None  # the note shown when an MP4 was saved as a GIF (no ffmpeg)
         self.grid_button = attach_export_button(panel.head_grid, self._fill_grid_menu,
                                                 "Export the head grid at the shown step…")
@@ -82,8 +95,7 @@ class TrainingExports:
         layers, nh = self.panel.head_grid.shape
         for li in range(layers if has else 0):
             for h in range(nh):
-                heads.addAction(f"layer {li + 1} · head {h + 1}…",
-                                lambda li=li, h=h: self.dialog("head", "png", (li, h)))
+                heads.addAction(f"layer {li + 1} · head {h + 1}…", partial(self.dialog, "head", "png", (li, h)))
         add_format_actions(menu, IMAGE_FORMATS, lambda f: self.dialog("plots", f), "Curves as ")
         menu.addSeparator()
         busy = self.session.is_running
@@ -92,7 +104,7 @@ class TrainingExports:
         no_mp4 = mp4_problem()  # no ffmpeg (the bundle ships none): the MP4 entry says it saves a GIF instead
         for fmt in ("gif", "mp4"):
             label = "animated GIF" if fmt == "gif" else "MP4 video" + (" (no ffmpeg: saved as GIF)" if no_mp4 else "")
-            act = menu.addAction(f"Timeline as {label}…", lambda f=fmt: self.dialog("timeline", f))
+            act = menu.addAction(f"Timeline as {label}…", partial(self.dialog, "timeline", fmt))
             act.setEnabled(has and not busy)
             act.setToolTip("One frame per recorded step" + (" (pause or wait for the run to end)" if busy else "")
                            + (f". {no_mp4}." if fmt == "mp4" and no_mp4 else ""))
@@ -107,7 +119,7 @@ class TrainingExports:
                 "head": f"layer{head[0] + 1}-head{head[1] + 1}-step{step}.{fmt}"}[what]
         write = {"grid": self.export_grid, "plots": self.export_plots, "csv": self.export_history_csv,
                  "timeline": self.export_timeline, "head": lambda p: self.export_head(*head, p)}[what]
-        return export_with_dialog(self.panel, fmt, name, write)
+        return export_with_dialog(self.panel.window(), fmt, name, write)
 
     def _task(self) -> str:
         snap = self.session.shown_snapshot
@@ -165,12 +177,12 @@ class TrainingExports:
             raise ValueError("nothing recorded yet: train or load a model first")
         if s.is_running:
             raise ValueError("pause or stop the run first: the film is made of the recorded steps")
-        self.last_timeline = job = TimelineExport(self.panel, s.history, path, total_steps=s.total_steps)
+        self.last_timeline = job = TimelineExport(self.panel.window(), s.history, path, total_steps=s.total_steps)
         written = job.run()
         if written is not None and (note := mp4_fallback_note(path, written)):
             from PySide6.QtWidgets import QMessageBox
 
             self.fallback_box = box = QMessageBox(QMessageBox.Icon.Information, "Saved as GIF", note,
-                                                  QMessageBox.StandardButton.Ok, self.panel)
+                                                  QMessageBox.StandardButton.Ok, self.panel.window())
             box.open()  # says so without blocking (the film is written)
         return written

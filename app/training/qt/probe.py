@@ -37,7 +37,8 @@ class ProbeBox(QWidget):
         self.error_label.setVisible(False)
         v.addWidget(self.error_label)
         self._shape: tuple[int, int] | None = None
-        self.combo.lineEdit().returnPressed.connect(self.submit)
+        if (line := self.combo.lineEdit()) is not None:  # the combo is editable: it has one
+            line.returnPressed.connect(self.submit)
         self.combo.activated.connect(lambda _i: self.submit())
         session.events.probe.connect(lambda _p: self.redraw())
         session.events.config.connect(lambda _c: self.redraw())

@@ -131,9 +131,10 @@ class TryItView(QWidget):
         """The content's minimum height at its width, wrapped texts included (a layout's own minimum counts a
         wrapped label as one line), so the scroll area scrolls instead of drawing the text over the map."""
         lay, width = self._inner.layout(), self._inner.width()
+        if lay is None:
+            return
         m = lay.contentsMargins()
-        items = [lay.itemAt(i) for i in range(lay.count())]
-        items = [it for it in items if not it.isEmpty()]
+        items = [it for i in range(lay.count()) if (it := lay.itemAt(i)) is not None and not it.isEmpty()]
         need = m.top() + m.bottom() + lay.spacing() * max(len(items) - 1, 0)
         for it in items:
             hfw = it.hasHeightForWidth()
@@ -195,7 +196,7 @@ class TryItView(QWidget):
 
     def selected_head(self) -> tuple[int, int]:
         data = self.head_combo.currentData()
-        return tuple(data) if data is not None else (0, 0)  # type: ignore[return-value]
+        return (int(data[0]), int(data[1])) if data is not None else (0, 0)
 
     def set_result(self, result: TryItResult, step: int | None = None, caption: str = "") -> None:
         """Show a generation; ``step`` says which training step the model was at (``caption``: the session's

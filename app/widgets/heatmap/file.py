@@ -51,7 +51,8 @@ def write_heatmap_image(target: Path, values: np.ndarray, row_labels: Sequence[s
     widget = widget_class(title=shown, context_menu=False, dark=False)
     try:
         longest = max((len(str(s)) for s in [*row_labels, *col_labels]), default=4)
-        width, height = export_size(*values.shape, max_label=longest)
+        rows, cols = values.shape
+        width, height = export_size(rows, cols, max_label=longest)
         width = max(width, title_width(title, context) + 60)  # never clip the title
         widget.resize(width, height + (18 if "<br>" in shown else 0))
         widget.set_data(values, list(row_labels), list(col_labels), blocked=blocked, kind=kind, title=shown,

@@ -6,12 +6,17 @@ reach Qt's through ``super()``); it reads the widget's ``plot``, ``graphics``, `
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, Qt
 
+if TYPE_CHECKING:  # a mixin of HeatmapWidget (a QWidget): the type checker sees the widget it is mixed into
+    from PySide6.QtWidgets import QWidget as _Widget
+else:
+    _Widget = object
 
-class PointerAndKeys:
+
+class PointerAndKeys(_Widget):
     """Mouse and keyboard handling of ``HeatmapWidget`` (see the module docstring)."""
 
     plot: Any
@@ -22,6 +27,8 @@ class PointerAndKeys:
     cellHovered: Any  # noqa: N815 (Qt signal names)
     cellClicked: Any  # noqa: N815
     doubleClicked: Any  # noqa: N815
+
+    def _show_context_menu(self, pos: Any) -> None: ...  # HeatmapWidget's
 
     def cell_at_scene(self, scene_pos: QPointF) -> tuple[int, int]:
         """(row, col) under a scene position, or (-1, -1) outside the cells."""

@@ -170,6 +170,8 @@ class ThreeDView(RedrawWhenShown, QWidget):
         self.message.hide()  # a cover lifted
         self.gl.show()
         s = self.surface
+        if s is None:  # nothing computed yet
+            return
         rows, cols = s.z.shape
         x, y = _tile_edges(rows), _tile_edges(cols)
         z = np.repeat(np.repeat(s.z, 2, axis=0), 2, axis=1)

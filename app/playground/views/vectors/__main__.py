@@ -15,7 +15,7 @@ def _build():  # type: ignore[no-untyped-def]
 
     model, stack = PlaygroundModel(), QUndoStack()
     view = VectorView(model, UndoableEdits(model, stack))
-    view._undo_stack = stack  # kept alive with the view
+    stack.setParent(view)  # kept alive with the view
     return view
 
 
