@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up (first run only), then check in order, stopping at the first failure:
-#   ruff (lint), mypy (types of attention_core and app's Qt-free parts), lint-imports (architecture contracts), pytest
-#   (the whole suite on two workers; ./test.sh tests/<folder> or -k runs that part in one process).
+#   ruff (lint), mypy (types of attention_core and of app's models, widgets, shell and qt/ parts), lint-imports
+#   (architecture contracts), pytest (the whole suite on two workers; ./test.sh tests/<folder> or -k runs that part
+#   in one process).
 # Configuration of all four lives in pyproject.toml. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"

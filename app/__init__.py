@@ -10,7 +10,9 @@ __all__ = ["__version__", "create_main_window"]
 
 
 def create_main_window(**kwargs: Any) -> Any:
-    """Build and return the ready main window (a QApplication must exist). Used by tests and scripts."""
+    """Build and return the ready main window (a QApplication must exist). Used by tests and scripts. The keyword
+    options are ``MainWindow``'s (docs/scripting.md): ``settings``, ``preset``, ``detect_devices``, ``warm_up_torch``,
+    ``preview_untrained``, ``confirm_on_close``; an unknown one raises ``TypeError``."""
     from app.shell.main_window import MainWindow
     from app.widgets.qt_compat import delete_at_exit
 
