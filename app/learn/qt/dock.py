@@ -4,7 +4,7 @@ the one-line offer at first launch (dismissed for good with a setting).
 Only wiring: lessons are data (resources/lessons/*.json, ``app.learn.model.schema``), walked by
 ``app.learn.model.engine.LessonRun`` over the window's own ``PlaygroundModel``; every change a lesson makes goes
 through the window's ``UndoableEdits`` (so Undo walks it back), and the maps a predict step names are covered
-(``app.learn.qt.panel.Cover``) until the learner answers. ``install`` is the window's one call.
+(``app.learn.qt.cover.Cover``) until the learner answers. ``install`` is the window's one call.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from app.learn.model.files import JsonStore, Lesson, ProgressStore, bundled_less
 from app.learn.model.library import LessonLibrary
 from app.learn.model.schema import LessonFileError
 from app.learn.model.walk import dry_run
+from app.learn.qt.cover import Cover, cover_widgets
 from app.learn.qt.offer import OFFER_KEY, LessonOffer, install_offer, offer_dismissed
-from app.learn.qt.panel import Cover, LearnPanel, cover_widgets
+from app.learn.qt.panel import LearnPanel
 from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, STORY_REVEALS, Concealment
 from app.widgets.qt_compat import insert_action
 from app.widgets.screen_fit import fit_to_screen

@@ -1,16 +1,16 @@
 """The Learn panel: lessons with progress, the step's text, Back / Next / Restart, "Show me", the predict input
 and its feedback. It shows what a ``LessonRun`` (``app.learn.model.engine``) says and passes clicks to it.
 
-``Cover`` hides a widget (a step map, the saturation read-out, the story line) behind an opaque card until a
-predict step is answered; the panel asks its host to cover what the step names (``covers`` callback).
+Until a predict step is answered, the panel asks its host to cover what the step names (``covers`` callback;
+the cards are ``app.learn.qt.cover``'s).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -32,36 +32,6 @@ from app.widgets.theme import ThemeColors, colors_for, follow_theme
 AUTO_ADVANCE_MS = 900
 """How long a reached do step stays on screen (its "Done" visible) before the next step opens."""
 DRAFT = " (a draft)"  # after the title of a lesson with fewer steps than a lesson has: a teacher's, to try
-
-
-class Cover(QLabel):
-    """An opaque card over ``target`` (a child of it, following its size) until removed."""
-
-    def __init__(self, target: QWidget, text: str) -> None:
-        super().__init__(text, target)
-        self.target = target
-        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.setWordWrap(True)
-        self.setAutoFillBackground(True)
-        follow_theme(self._restyle)
-        target.installEventFilter(self)
-        self.setGeometry(target.rect())
-        self.raise_()
-        self.show()
-
-    def _restyle(self, c: ThemeColors) -> None:
-        self.setStyleSheet(f"QLabel {{ background: {c.alt_base}; color: {c.muted}; border: 2px dashed {c.faint};"
-                           " font-weight: bold; }")
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if obj is self.target and event.type() == QEvent.Type.Resize:
-            self.setGeometry(self.target.rect())
-        return False
-
-    def remove(self) -> None:
-        self.target.removeEventFilter(self)
-        self.hide()
-        self.deleteLater()
 
 
 class LearnPanel(QWidget):
@@ -388,14 +358,3 @@ class LearnPanel(QWidget):
 
     def show_offer(self, visible: bool) -> None:
         self.offer.setVisible(visible)
-
-
-def cover_widgets(targets: Iterable[QWidget], covers: dict[int, Cover], text: str) -> None:
-    """Put a ``Cover`` on each of ``targets`` and remove the others from ``covers`` (keyed by id(widget))."""
-    wanted = {id(t): t for t in targets}
-    for key in list(covers):
-        if key not in wanted:
-            covers.pop(key).remove()
-    for key, t in wanted.items():
-        if key not in covers:
-            covers[key] = Cover(t, text)
