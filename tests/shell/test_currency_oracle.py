@@ -33,8 +33,8 @@ from oracle_harvest import difference, harvest
 from PySide6.QtCore import QEvent, QSettings
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.learn.model.files import find_lesson
 from app.learn.model.expr import LessonExprError
+from app.learn.model.files import find_lesson
 from app.playground.tab import LAZY_VIEWS
 from app.widgets.heatmap.cells import format_value
 

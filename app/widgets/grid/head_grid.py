@@ -24,8 +24,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.widgets.grid.fit import fit_to_view
 from app.widgets.grid.overlay import MapOverlay
-from app.widgets.heatmap.style import let_title_overflow
-from app.widgets.heatmap.style import colormap
+from app.widgets.heatmap.style import colormap, let_title_overflow
 from app.widgets.theme import LIGHT, ThemeColors, colors_for, follow_theme, span, style_label, style_plot, style_view
 from attention_core.masks import causal_mask
 
