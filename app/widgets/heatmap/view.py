@@ -2,9 +2,9 @@
 
 Used for every step of the pipeline, the multi-head view and the training panel's head grid, and (through
 ``write_heatmap_file``, which ``app.widgets.file_export`` calls) for exported files, so what you export is what you saw.
-The widget lays things out and handles the mouse and keys; its parts live beside it: ``cells`` (the
-numbers, hatching and highlights painted over the cells), ``style`` (colour maps, levels, theme),
-``axes`` (labels and row sums), ``pointer`` (the mouse and keys), ``export`` (menu and dialog); files are written by
+The widget lays things out; its parts live beside it: ``cells`` (the numbers, hatching and highlights painted over
+the cells), ``style`` (colour maps, levels, theme), ``axes`` (labels and row sums), ``pointer`` (the mouse and
+keys), ``title`` (the title over the cells), ``export`` (menu and dialog); files are written by
 ``app.widgets.rendering``.
 """
 
@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QVBoxLayout, QWidget
 
 from app.widgets.heatmap import file as heatmap_file
@@ -31,19 +30,18 @@ from app.widgets.heatmap.style import (
     KINDS,
     apply_plot_theme,
     colormap,
-    elided_title,
     let_title_overflow,
     levels_for,
     show_range_note,
     text_scale,
-    title_color,
 )
+from app.widgets.heatmap.title import MapTitle
 from app.widgets.theme import AXES, ThemeColors, colors_for, follow_theme
 
 __all__ = ["HeatmapWidget", "write_heatmap_file"]
 
 
-class HeatmapWidget(PointerAndKeys, QWidget):
+class HeatmapWidget(PointerAndKeys, MapTitle, QWidget):
     """A matrix as a labelled heatmap. ``values()`` returns exactly the array shown (tests compare it).
 
     Signals: ``cellHovered(row, col)`` ((-1, -1) when the pointer leaves the cells) and ``cellClicked(row,
@@ -229,41 +227,6 @@ class HeatmapWidget(PointerAndKeys, QWidget):
         if note != self._range_note:
             self._range_note = note
             show_range_note(self.colorbar, note, self._dark)
-
-    def set_title(self, title: str) -> None:
-        self._title = title
-        self._drawn_title = None
-        self._draw_title()
-
-    TITLE_SCALE = 1.1
-    """A map's title is 1.1 × the widget's font: 11 pt at the theme's 10 pt, and larger with the zoom (Ctrl+=,
-    presentation mode), like the labels and numbers."""
-
-    def _draw_title(self) -> None:
-        """The title in the current font size, elided ("…") to the map's width, the full one in the tooltip: a
-        centred title wider than a narrow map overflowed both edges ("ayer 2 · head 4, per output ste")."""
-        if not self._title:
-            return
-        pt = self.TITLE_SCALE * (self.font().pointSizeF() if self.font().pointSizeF() > 0 else 10.0)
-        font = QFont(self.font())
-        font.setPointSizeF(pt)
-        width = self._title_room()
-        rich = "<" in self._title  # an export's two-line title: the figure is made wide enough for it
-        text = self._title if rich else elided_title(self._title, font, width)
-        key = (text, round(pt, 2), self._dark)
-        if key == self._drawn_title:
-            return
-        self._drawn_title = key
-        self.plot.setTitle(text, color=title_color(self._dark), size=f"{pt:.2f}pt")
-        self.graphics.setToolTip(self._title if text != self._title else "")
-
-    def _title_room(self) -> float:
-        """The width a title centred over the cells may take (one elided to the widget's width ran past its edge)."""
-        width = self.graphics.width()
-        centre = self.plot.getViewBox().sceneBoundingRect().center().x()
-        if not 0 < centre < width or not self._on_screen:  # not laid out yet; a file's figure fits its title
-            centre = width / 2
-        return 2 * min(centre, width - centre) - 12
 
     def set_colorbar_shown(self, shown: bool) -> bool:
         """Show or drop the colour bar, giving its width to the cells. Maps that share one range side by side
