@@ -2,9 +2,9 @@
 
 Why: the playground promises that every keystroke repaints every step "live". This drives the real
 ``MainWindow`` through the same path as a typed cell (state → undo command → attention_core → views) and waits
-until the five step heatmaps and the edited table have actually painted. Targets (issue 11, "on a quiet
-machine"): median < 8 ms and p95 < 16 ms. Launch → window shown with the first preset, first frame processed
-(issue 25): < 1 s and <= 1.3x a bare PySide6 + pyqtgraph window measured in the same run, alternating
+until the five step heatmaps and the edited table have actually painted. Targets ("on a quiet
+machine"): median < 8 ms and p95 < 16 ms. Launch → window shown with the first preset, first frame processed:
+< 1 s and <= 1.3x a bare PySide6 + pyqtgraph window measured in the same run, alternating
 (``measure_launch``, ``--launch`` alone). The load average is printed beside the figures: on this shared 2-core
 machine a neighbour's load doubles them, so compare runs only at a similar load.
 

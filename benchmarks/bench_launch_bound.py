@@ -1,6 +1,6 @@
 """How close to the bare window could our launch come? The launch with parts of the first frame taken away.
 
-Why (issue 25): the launch budget is <= 1.3 x a bare PySide6 + pyqtgraph window (one ``PlotWidget`` with one
+Why: the launch budget is <= 1.3 x a bare PySide6 + pyqtgraph window (one ``PlotWidget`` with one
 ``ImageItem``), and ours measures ~1.55 x. Before anyone rewrites the step maps for it, this measures what that could
 gain at most: the same launch as ``bench_gui_edit.measure_launch`` (a fresh python each, first-launch settings, our
 bytecode written first, alternating with the bare window), in variants

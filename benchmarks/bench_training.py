@@ -2,7 +2,7 @@
 
 Everything runs in this one process, so the figures compare on the same (possibly busy) machine:
 
-1. **Headless ``train``** at the defaults (``--epochs 1``, and 5 as in issue 15): wall seconds / training compute
+1. **Headless ``train``** at the defaults (``--epochs 1``, and 5): wall seconds / training compute
    ("train s": the optimiser steps only), with today's evaluation (one teacher-forced pass, dense early and sparse
    later, ``attention_core.tiny.evaluation``) and with the old one ("legacy": every test and train-subset sequence
    decoded token by token, every ``eval_every`` steps), per seed. Target: wall <= 1.5 x compute.
@@ -28,7 +28,8 @@ from attention_core import ReversalTrainer, TrainConfig
 
 
 class LegacyTrainer(ReversalTrainer):
-    """The evaluation as it was before issue 15: token-by-token greedy decoding (``evaluate_reference``)."""
+    """The evaluation as it was before the teacher-forced one: token-by-token greedy decoding
+    (``evaluate_reference``)."""
 
     def evaluate(self) -> dict[str, Any]:
         return self.evaluate_reference()

@@ -4,9 +4,9 @@ Prints, per seed: seconds from pressing Start until a snapshot with >= 99 % exac
 reaches the GUI thread (model and data are built after Start, so that is included), and the GUI event loop's
 stalls measured by a 5 ms QTimer heartbeat during the whole run (p95 and max gap between beats).
 
-Targets (issue 4): < 2 s to 99 % on 2 cores with the GUI overhead included; p95 stall < 50 ms.
+Targets: < 2 s to 99 % on 2 cores with the GUI overhead included; p95 stall < 50 ms.
 ``--lesson``: then, in the same window and run, the lesson's recipe (Adam 3e-4, batch 128, evaluated every 10 steps)
-until it reaches 99 % (its run is stopped there), and the ratio lesson / defaults per seed (target, issue 15: >= 10x).
+until it reaches 99 % (its run is stopped there), and the ratio lesson / defaults per seed (target: >= 10x).
 
     .venv/bin/python benchmarks/bench_training_gui.py [--seeds 0 1 2] [--panel-only] [--lesson]
 """

@@ -1,4 +1,4 @@
-"""Every budget of the project in one table (issue 25): measured now, printed, and written into docs/benchmarks.md.
+"""Every budget of the project in one table: measured now, printed, and written into docs/benchmarks.md.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/run_all.py [--test-minutes M] [--skip edits launch ...]
                                                                      [--no-write] [--slack 0.25]
@@ -48,7 +48,7 @@ START, END = "<!-- budgets:start -->", "<!-- budgets:end -->"
 BUNDLE = ROOT / "dist" / "attention-playground"
 BUNDLE_TARGET_MIB = 600.0
 SELF_TEST_TARGET_S = 3.0
-TEST_TARGET_MIN = 10.0  # issue 25: ./test.sh on a fresh clone of this machine kind, after set-up
+TEST_TARGET_MIN = 10.0  # ./test.sh on a fresh clone of this machine kind, after set-up
 """./test.sh on the 2-core machine (ruff, mypy, lint-imports and the whole suite). CI allows a run 90 minutes."""
 SLACK = 0.25
 SECTIONS = ("edits", "launch", "bundle", "self-test", "responsiveness", "test")

@@ -1,4 +1,4 @@
-"""Ctrl+C and SIGTERM at random moments in every command that runs longer than a second (issue 26, item 2).
+"""Ctrl+C and SIGTERM at random moments in every command that runs longer than a second.
 
 Each command is first run to its end once (exit 0, outputs valid; its wall time T), then ``--interrupts`` fresh
 child processes of it get a signal at a moment drawn uniformly from [``--min-delay``, T] (T: the shortest whole run

@@ -291,7 +291,7 @@ def main() -> int:
         return f"{len(paths)} non-empty PNGs: {listing}{note}"
 
     def refusals() -> str:
-        """Bad input refused with exit 2 and the reason, before any work (issue 26): an output nobody can write,
+        """Bad input refused with exit 2 and the reason, before any work: an output nobody can write,
         an oversized option, an argument too many; all within a second (no torch, no training)."""
         start = time.perf_counter()
         lines = [run_refused([str(exe), "train", "--steps", "5", "--out", "/proc/run"], timeout, "cannot write in"),

@@ -1,4 +1,4 @@
-"""The command line as users meet it (issue 26): every option and output checked before any work (exit 2, one line
+"""The command line as users meet it: every option and output checked before any work (exit 2, one line
 naming the option), --version and --help without torch, the window's messages without a display, --self-test on
 its own settings, and ``train --steps 5`` without ``torch._dynamo`` or another heavy module."""
 
@@ -218,7 +218,7 @@ def test_a_film_stopped_leaves_no_file_and_keeps_the_run(tmp_path, signal_name):
 
 
 def test_export_and_probe_refuse_what_the_window_refuses(tmp_path):
-    """Issue 24: a scale the Playground's custom scale refuses (nan, inf, ≤ 0) and a random preset whose seed the
+    """A scale the Playground's custom scale refuses (nan, inf, ≤ 0) and a random preset whose seed the
     window's Random (seed…) dialog cannot take (above 2³¹ − 1) exit 2 with the reason, and nothing is written."""
     out = str(tmp_path / "x.csv")
     cases = [

@@ -1,4 +1,4 @@
-"""Copy as code (issue 24): the generated script needs numpy alone, rebuilds the inputs, mask and scale, and prints
+"""Copy as code: the generated script needs numpy alone, rebuilds the inputs, mask and scale, and prints
 the five steps the Steps view shows, every number equal to the model's (to 1e-12) — Q, K, V or projection mode
 (self and cross), every mask, a custom scale, heads > 1, tokens with quotes; from the window's Edit menu (on the
 clipboard) and from ``export --view code``."""

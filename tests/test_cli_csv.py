@@ -1,6 +1,6 @@
 """Every heatmap CSV the app writes (``export`` on the command line, the window's Export buttons, a training head)
 opens with ``#`` lines naming what it shows and in which setting, and ``numpy.genfromtxt(path, comments='#',
-delimiter=',')`` reads back exactly the numbers shown (issue 24)."""
+delimiter=',')`` reads back exactly the numbers shown."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted([*ROOT.glob("docs/*.md"), ROOT / "README.md"])
 TOP = ("app", "attention_core", "tests", "scripts", "benchmarks", "resources", "docs")
-PATH = re.compile(r"`((?:%s)/[A-Za-z0-9_./-]*)`" % "|".join(TOP))
+PATH = re.compile(r"`((?:{})/[A-Za-z0-9_./-]*)`".format("|".join(TOP)))
 DOTTED = re.compile(r"`((?:app|attention_core)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 GENERATED = {"resources/icons/app.icns", "resources/icons/app.ico"}  # made by the bundle build on macOS / Windows
 INSTALLED = {"app/resources/", "app.resources"}  # resources/ as the package an install maps it to (setup.py)
@@ -42,7 +42,8 @@ def defined_names(path: Path) -> frozenset[str]:
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
             if isinstance(node.value, ast.Dict):  # a lazy map: its keys import from the package
-                names.update(k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
+                names.update(k.value for k in node.value.keys
+                             if isinstance(k, ast.Constant) and isinstance(k.value, str))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
         elif isinstance(node, ast.ImportFrom | ast.Import):
@@ -96,3 +97,33 @@ def test_the_layering_line_names_every_app_package():
     named = set(re.findall(r"`app\.([a-z_]+)`", line))
     packages = {p.name for p in (ROOT / "app").iterdir() if (p / "__init__.py").is_file()} | {"cli"}
     assert named == packages
+
+
+CITATION = re.compile(r"(?:(\S+)\s+)?\b[Ii]ssues? ?#?\d+")
+UPSTREAM = {"pyqtgraph", "pyside6", "pyside", "qt", "torch", "pytorch", "transformers", "psygnal", "superqt", "numpy",
+            "pyinstaller", "setuptools", "bertviz", "tokenizers", "safetensors"}  # another project's tracker
+CODE = ("app", "attention_core", "tests", "scripts", "benchmarks")
+
+
+def issue_citations(text: str, name: str = "<text>") -> list[str]:
+    """Lines citing one of this project's issues: a comment says why, and the history is git's (an issue number
+    means nothing to the next reader, and ages). An upstream project's issue ("pyqtgraph issue #3495") is a fact
+    about that project and stays."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for m in CITATION.finditer(line):
+            if (m.group(1) or "").strip("(\"'`,").lower().removesuffix("'s") not in UPSTREAM:
+                found.append(f"{name}:{number}: {line.strip()}")
+    return found
+
+
+def test_comments_say_why_not_which_issue():
+    files = [p for top in CODE for p in (ROOT / top).rglob("*") if p.suffix in {".py", ".sh"}]
+    found = [c for p in files for c in issue_citations(p.read_text(encoding="utf-8"), str(p.relative_to(ROOT)))]
+    assert not found, "\n".join(found)
+
+
+def test_an_issue_citation_is_reported():
+    planted = "\n".join(['"""Copy as code (iss' + 'ue 24): a script."""', "x = 1  # see iss" + "ue #12",
+                         "# pyqtgraph iss" + "ue #3495 crashes the exporter", "y = 2  # tissue 3 is not one"])
+    assert issue_citations(planted) == [f"<text>:{n}: {line}" for n, line in enumerate(planted.splitlines()[:2], 1)]

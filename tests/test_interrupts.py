@@ -1,5 +1,5 @@
-"""Ctrl+C and SIGTERM at random moments, 30 times in every command that runs longer than a second (issue 26,
-item 2): ``scripts/interrupt_campaign.py`` in child processes; each must exit 130 / 143 with one "stopped" line
+"""Ctrl+C and SIGTERM at random moments, 30 times in every command that runs longer than a second:
+``scripts/interrupt_campaign.py`` in child processes; each must exit 130 / 143 with one "stopped" line
 (or 0 having finished), print no traceback, leave no partial or temporary file and keep what was complete.
 The quick case (a film stopped) is tests/test_cli_checks.py::test_a_film_stopped_leaves_no_file_and_keeps_the_run.
 

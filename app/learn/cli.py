@@ -1,4 +1,4 @@
-"""``attention-playground lessons``: Learn mode's lessons from the command line (issue 12).
+"""``attention-playground lessons``: Learn mode's lessons from the command line.
 
 - ``lessons --list``: one line per bundled lesson: id, title, steps (tab-separated).
 - ``lessons --check FILE…``: exit 0 when every file is valid, else 1 with one ``FILE:LINE: reason`` per problem

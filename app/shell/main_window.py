@@ -156,7 +156,7 @@ class MainWindow(HostAttributes, QMainWindow):
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
-        from app.playground.qt.copy_code import install_copy_as_code  # Edit → Copy as code (issue 24)
+        from app.playground.qt.copy_code import install_copy_as_code  # Edit → Copy as code
 
         self.copy_code_action = install_copy_as_code(self, edit_menu)
         self.preset_menu = mb.addMenu("&Presets")

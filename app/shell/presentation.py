@@ -1,4 +1,4 @@
-"""Presentation mode and text zoom: the window as a teacher shows it to a room (issue 11, item 6).
+"""Presentation mode and text zoom: the window as a teacher shows it to a room.
 
 - Zoom (View → Zoom in / out / Actual size, Ctrl+= / Ctrl+- / Ctrl+0) scales the window's font, which every widget
   and every heatmap's labels and numbers follow; it is remembered (``Settings.zoom``), because the projector is

@@ -1,7 +1,7 @@
 """One way out to a file from every panel: a small Export button in the panel's corner, its menu of formats, the
 save dialog, and the context an exported figure must carry.
 
-Right-click menus are invisible to a newcomer (issue 11), so every map and figure gets a visible button; the
+Right-click menus are invisible to a newcomer, so every map and figure gets a visible button; the
 button, the menu, the dialog and the error box are written once here and reused by the heatmaps
 (``HeatmapWidget``), the Training tab (head grid, curves, Try it) and the window's File menu (pipeline figure).
 A file leaves the window behind, so the Playground's exports name the setting

@@ -132,7 +132,7 @@ def evaluate_reversal(model: TinyTransformer, test: torch.Tensor, train_subset: 
 @torch.no_grad()
 def evaluate_task_reference(model: TinyTransformer, task: str, test: torch.Tensor, train_subset: torch.Tensor,
                             seq_len: int, causal: bool = True, head_rows: int = HEAD_SCORE_ROWS) -> dict[str, Any]:
-    """``evaluate_task``'s figures the slow, literal way (the evaluation before issue 15): every test and
+    """``evaluate_task``'s figures the slow, literal way (the evaluation before the teacher-forced one): every test and
     train-subset sequence decoded one token at a time by ``greedy_generate``, the head scores from their own
     pass."""
     from .tasks import prompt_length

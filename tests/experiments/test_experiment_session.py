@@ -169,7 +169,7 @@ def test_experiment_runs_do_not_keep_each_steps_parameters(finished):
 
 
 def test_the_status_line_follows_the_progress(monkeypatch):
-    """Issue 24: the status bar stayed "0 / 900 steps · ETA –" while the progress bar said 82/900."""
+    """The status bar stayed "0 / 900 steps · ETA –" while the progress bar said 82/900."""
     import app.experiments.model.session as session_module
 
     monkeypatch.setattr(session_module, "STATUS_EVERY_S", 0.0, raising=False)
@@ -184,7 +184,7 @@ def test_the_status_line_follows_the_progress(monkeypatch):
 
 
 def test_a_refused_cell_message_goes_once_the_runs_are_valid_again():
-    """Issue 24: the red reason stayed under the table after a valid change (another preset) and a run."""
+    """The red reason stayed under the table after a valid change (another preset) and a run."""
     e = ExperimentSession()
     e.set_preset("causal-vs-bidirectional", steps=STEPS)
     assert not e.set_cell(0, "num_heads", 3) and e.table_error

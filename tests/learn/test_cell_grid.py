@@ -1,4 +1,4 @@
-"""Issue 24: a "click the cell" question whose map is covered shows that map's cells as an empty grid in the Learn
+"""A "click the cell" question whose map is covered shows that map's cells as an empty grid in the Learn
 panel (the tokens on its axes, no numbers, no colours); clicking a cell answers."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`attention-playground lessons`: --list, --check and --run, exactly as issue 12 words them. In-process main()
+"""`attention-playground lessons`: --list, --check and --run, exactly as docs/cli.md words them. In-process main()
 except one subprocess (the installed entry point)."""
 
 from __future__ import annotations

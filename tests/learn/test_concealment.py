@@ -1,4 +1,4 @@
-"""Issue 24: while a predict step covers a map, no view shows its numbers — not the Vectors labels or hover, not
+"""While a predict step covers a map, no view shows its numbers — not the Vectors labels or hover, not
 Flow, the Multi-head view, 3D, the explanation or story lines, the status bar — and an export of a covered map is
 refused with a message. One rule: ``Concealment.of(model)``, which the lesson sets and every view asks."""
 

@@ -1,4 +1,4 @@
-"""Issue 24: at 1024 × 640 the floating Learn panel sat partly off screen (its minimum width is more than the third
+"""At 1024 × 640 the floating Learn panel sat partly off screen (its minimum width is more than the third
 of the screen it was given): floated at the right, it lies wholly inside the screen's free area, frame included."""
 
 from __future__ import annotations

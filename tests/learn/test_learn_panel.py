@@ -186,7 +186,7 @@ def test_reversal_lesson_brings_the_training_tab_and_its_ablate_tab(window, qtbo
 
 def test_ctrl_z_of_a_do_step_reopens_it_in_the_panel(window, qtbot):
     """Masks lesson: causal chosen, the lesson moved on; Ctrl+Z puts the mask back to none: step 4 no longer
-    describes a causal mask, Next waits, Show me makes the mask again (issue 24)."""
+    describes a causal mask, Next waits, Show me makes the mask again."""
     learn = _fresh(window)
     run = learn.open(find_lesson("masks"), 2)
     panel = learn.panel

@@ -1,4 +1,4 @@
-"""Lessons as state (issue 24): a step's text, its "done", its feedback and the saved progress are functions of the
+"""Lessons as state: a step's text, its "done", its feedback and the saved progress are functions of the
 playground *now* — undo a do step's goal and the lesson says so; numbers use the lesson's precision; progress and
 score survive a restart exactly; lessons opened from files stay in the list."""
 

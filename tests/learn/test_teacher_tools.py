@@ -1,4 +1,4 @@
-"""Teacher tools (issue 24): File → Save state as lesson step… turns the playground into a step of a lesson file
+"""Teacher tools: File → Save state as lesson step… turns the playground into a step of a lesson file
 (validated, computed, written atomically), the step's ``session`` puts the playground back in that state through the
 undo stack; lessons opened from files stay listed after a restart; F1 names lessons and presentation mode."""
 

@@ -1,5 +1,5 @@
-"""The derived Q, K, V maps (projection mode) are built right after the first frame, not before it (issue 25,
-launch), and then behave as if they had always been there: inside the left column, shown in projection mode,
+"""The derived Q, K, V maps (projection mode) are built right after the first frame, not before it (the
+launch budget), and then behave as if they had always been there: inside the left column, shown in projection mode,
 hidden in Q, K, V mode, drawn with the current numbers and theme."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An edit repaints what it changed and lays nothing out again (issue 25: edit latency within a frame).
+"""An edit repaints what it changed and lays nothing out again (edit latency within a frame).
 
 The first versions relaid out the whole window on most keystrokes: the story line, "Last compute" and the saturation
 texts change with the numbers, a new ``QLabel`` text asks for a new layout, the request climbed to the window's tab

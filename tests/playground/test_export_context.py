@@ -1,4 +1,4 @@
-"""Exported figures say what they show (issue 11, item 7): the title names the view, the preset, the mask and the
+"""Exported figures say what they show: the title names the view, the preset, the mask and the
 scale; no "①" step glyphs; colour bars are labelled; the title fits. Titles are read back from the files' metadata
 (PNG text "Title", SVG <title>, PDF /Title), and SVG text from the drawing itself, so nothing needs OCR."""
 

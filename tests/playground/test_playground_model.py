@@ -95,7 +95,7 @@ def test_story_is_never_stale():
     assert "43.3%" in m.story
     m.set_mode("qkv")  # Q, K, V mode: no projections any more, so "identity projections" would be false
     assert "identity projections" not in m.story
-    m.set_mode("projection", "cross")  # X_q = Q, X_kv = K = V here: no number changed, so no "edited" (issue 24)
+    m.set_mode("projection", "cross")  # X_q = Q, X_kv = K = V here: no number changed, so no "edited"
     assert "identity projections" not in m.story and "edited" not in m.story and "cross-attention" in m.story
 
 

@@ -1,4 +1,4 @@
-"""The Playground's sentences say what is on screen (issue 24): the Multi-head banner counts the parameters the
+"""The Playground's sentences say what is on screen: the Multi-head banner counts the parameters the
 playground really has (no biases, as lesson 5 counts them) and names the scale the heads really use; the story says
 "edited" only when a number changed."""
 

@@ -1,4 +1,4 @@
-"""Launch (issue 25): the first frame imports and builds only what it shows. The other tabs' hosts, the views
+"""Launch: the first frame imports and builds only what it shows. The other tabs' hosts, the views
 behind Steps and the Learn wiring are made on first use, and every name scripts and tests use still works."""
 
 from __future__ import annotations

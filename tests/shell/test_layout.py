@@ -1,5 +1,5 @@
 """The window's layout from a 1000 px screen up: its minimum width, nothing cut at the right edge, the step maps'
-numbers shown (or a note that says to hover), and hovering never resizing the window (issue 11, item 1)."""
+numbers shown (or a note that says to hover), and hovering never resizing the window."""
 
 from __future__ import annotations
 

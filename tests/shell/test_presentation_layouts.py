@@ -1,4 +1,4 @@
-"""Presentation mode from every starting layout (issue 26, item 4): narrow (the Inputs | Controls tabs) and wide
+"""Presentation mode from every starting layout: narrow (the Inputs | Controls tabs) and wide
 (two side columns), on first use and later, with the full-screen window's own layout the same or the other one.
 Every time: the maps are shown, no side column is, and leaving restores exactly what was visible before.
 

@@ -1,4 +1,4 @@
-"""Presentation mode for the back of the room (issue 24, item 4): on a 1920 × 1080 projector a 3 × 3 map shown alone
+"""Presentation mode for the back of the room: on a 1920 × 1080 projector a 3 × 3 map shown alone
 (F11, then a double-click on the map) has numbers the last row can read, measured from the rendered pixels; the
 token labels grow with them; and zooming in never leaves a map's cells smaller than its numbers.
 

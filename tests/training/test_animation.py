@@ -1,4 +1,4 @@
-"""The training timeline as a GIF / MP4 (issue 11, item 7): one frame per recorded step, titled with the task, the
+"""The training timeline as a GIF / MP4: one frame per recorded step, titled with the task, the
 step and the accuracy; cancelling (or failing) leaves no partial file and the previous file intact."""
 
 from __future__ import annotations

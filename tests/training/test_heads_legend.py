@@ -1,4 +1,4 @@
-"""Issue 24: the Training tab's legend said "Hatched cells are the future, blocked by the causal mask" under a run
+"""The Training tab's legend said "Hatched cells are the future, blocked by the causal mask" under a run
 trained without the causal mask (nothing hatched): it follows the shown run's mask."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Training tab's session trains every task and option (issue 15), without a window: runs on the default
+"""The Training tab's session trains every task and option, without a window: runs on the default
 ThreadRunner. References are built here by hand (the ideal cells of a probe, greedy decoding with the model rebuilt
 from the recorded parameters), never taken from the session's own helpers."""
 

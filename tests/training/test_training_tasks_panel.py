@@ -1,4 +1,4 @@
-"""The Training tab trains and shows every task (issue 15), driven like a user would (offscreen, the real window):
+"""The Training tab trains and shows every task, driven like a user would (offscreen, the real window):
 the Task combo fills in the task's recipe, the grid circles the task's ideal pattern for the probe and names the
 task's head score, and every label keeps naming the task the shown run was trained on after the form's choice
 changes. References are computed here by hand from a model rebuilt from the recorded parameters."""

@@ -1,4 +1,4 @@
-"""The rule for a map's numbers stays one rule when made cheap (issue 25, edits): ``fit_number_font`` gives up without
+"""The rule for a map's numbers stays one rule when made cheap (edits): ``fit_number_font`` gives up without
 measuring every string once the longest cannot fit, and ``cell_text`` remembers ``format_value``'s strings. Both
 must answer exactly what the plain rule answers: the font a map paints with and its "too small for numbers" note
 come from them."""

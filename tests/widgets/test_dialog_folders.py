@@ -1,5 +1,5 @@
 """File dialogs open in the folder the user last chose, in any of the app's dialogs; the first time in their
-Documents (or home) folder, never the app's hidden data folder (issue 26, item 6)."""
+Documents (or home) folder, never the app's hidden data folder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 24: the head grid's token labels ran together on small maps ("466"): the labels always drawn along an axis
+"""The head grid's token labels ran together on small maps ("466"): the labels always drawn along an axis
 (its first tick level) never overlap, whatever the maps' size, and more of them come back on larger maps."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A heatmap paints each cell in its colour map's colour at its levels, and a repaint builds no colour table.
 
 pyqtgraph rendered a float map with a 256-colour map as an indexed image, its colour table built in Python
-(256 ``qRgb`` calls) on every repaint: five maps on every keystroke (issue 25, edit latency). The map now renders
+(256 ``qRgb`` calls) on every repaint: five maps on every keystroke (edit latency). The map now renders
 through ``app.widgets.heatmap.image.MapImage``: the same colours, looked up with numpy."""
 
 from __future__ import annotations

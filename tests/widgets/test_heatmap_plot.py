@@ -1,4 +1,4 @@
-"""A heatmap's plot and colour bar without pyqtgraph's menus (issue 25, launch): no menu is built, the bar shows the
+"""A heatmap's plot and colour bar without pyqtgraph's menus (launch): no menu is built, the bar shows the
 colour map from the low level (bottom) to the high one (top) and hands its map and levels to the image, and the
 axes show the labels given, unscaled."""
 

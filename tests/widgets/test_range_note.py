@@ -1,4 +1,4 @@
-"""Issue 24: the note along a colour bar ("⚠ range changed", "shared ①②③ ±2") was clipped where the bar is short
+"""The note along a colour bar ("⚠ range changed", "shared ①②③ ±2") was clipped where the bar is short
 (a small map): it now fits the bar, at a smaller size or shortened, and follows the bar's height."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Learn panel's "click the cell" grid (issue 24): when a cell question's map is covered until the answer, a
+"""The Learn panel's "click the cell" grid: when a cell question's map is covered until the answer, a
 click on the map lands on its cover, so the panel shows that map's cells as an empty grid to click instead — the
 query tokens down the side, the key tokens along the top, no numbers and no colours (they would give the answer
 away). A click calls ``on_click(row, col)``."""

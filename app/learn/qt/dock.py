@@ -1,4 +1,4 @@
-"""Learn mode in the window (issue 12): the Learn dock beside the tabs, Help → Lessons, File → Open lesson…, and
+"""Learn mode in the window: the Learn dock beside the tabs, Help → Lessons, File → Open lesson…, and
 the one-line offer at first launch (dismissed for good with a setting).
 
 Only wiring: lessons are data (resources/lessons/*.json, ``app.learn.model.schema``), walked by
@@ -252,7 +252,7 @@ class Learn(QObject):
 
     def place_floating(self, room: QRect) -> None:
         """The floating panel at the right of ``room`` (a screen's free area), wholly inside it, frame included: a
-        third of the width asked for less than the panel's minimum at 1024 px, which pushed it off (issue 24)."""
+        third of the width asked for less than the panel's minimum at 1024 px, which pushed it off."""
         dock = self.dock
         least = dock.minimumSizeHint().expandedTo(dock.minimumSize())
         frame = dock.frameGeometry()

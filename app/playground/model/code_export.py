@@ -1,4 +1,4 @@
-"""Copy as code (issue 24): the Playground's current setting as a self-contained Python script, Qt-free.
+"""Copy as code: the Playground's current setting as a self-contained Python script, Qt-free.
 
 The script needs numpy alone. It rebuilds the inputs the Steps view uses — Q, K, V as given, or X (X_q and X_kv
 for cross-attention) and W_Q, W_K, W_V in projection mode —, the mask (True = may attend) and the scale, then

@@ -129,7 +129,7 @@ def flow_html(state: PlaygroundState, result: Result) -> dict[str, str]:
 
     def arrow(source: str, op: str, note: str = "") -> str:
         # one long-arrow glyph (DejaVu and the system fonts have it): "─op─▶" drew its box-drawing lines as minus
-        # signs beside the operation ("① −× 0.5−▶", issue 24)
+        # signs beside the operation ("① −× 0.5−▶")
         return f"{source} {ARROW} <b>{op}</b>" + (f" <i>{note}</i>" if note else "")
 
     flow = {"scores": arrow(f"<b>Q</b> {lq}×{d_k}, <b>K</b> {lk}×{d_k}", STEP_OPERATIONS["scores"])}

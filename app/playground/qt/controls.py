@@ -214,7 +214,7 @@ class ControlsPanel(QWidget):
 
     def _on_result(self) -> None:
         # the largest weight and the entropy of each row: withheld while a lesson's question covers the weights
-        # or what they are made from (issue 24)
+        # or what they are made from
         hidden = self.concealment.withheld_message(*SATURATION_REVEALS)
         self.saturation.setText(f"<i>{hidden}.</i>" if hidden else self.model.saturation)
         self.time_label.setText(time_text(self.model.computation))

@@ -26,7 +26,7 @@ def install_playground_exports(pipeline: Any, model: PlaygroundModel) -> None:
     concealment = Concealment.of(model)
 
     def extras(name: str) -> dict[str, Any]:
-        if concealment.hides(name):  # a lesson's question covers this map: refused, with why (issue 24)
+        if concealment.hides(name):  # a lesson's question covers this map: refused, with why
             raise ValueError(concealment.withheld_message(name))
         return {"title": step_title(name, float(model.result.scale)), "context": playground_context(model),
                 "colorbar_label": shared_label(name, model), "levels": model.colours.levels.get(name)}

@@ -1,4 +1,4 @@
-"""How the Training tab's columns adapt to the window, and remember their sizes (issue 11: 1024 × 640 to 4K).
+"""How the Training tab's columns adapt to the window, and remember their sizes (1024 × 640 to 4K).
 
 ``left | (centre | right)`` in two splitters: the side columns collapse when dragged shut and both splitters'
 states are kept in QSettings. On a tall, narrow screen the right column goes under the grid (plots beside the

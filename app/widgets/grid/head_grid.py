@@ -89,7 +89,7 @@ class _Cell:
 
     def fit_ticks(self) -> None:
         """Token labels along each axis, every ``stride``-th one, the stride the map's size leaves room for (1, 2,
-        4, …): a fixed first level of every 4th label ran together on small maps ("466", issue 24)."""
+        4, …): a fixed first level of every 4th label ran together on small maps ("466")."""
         n = len(self.labels)
         if not n:
             return

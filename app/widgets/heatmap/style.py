@@ -139,7 +139,7 @@ NOTE_POINTS = (8.0, 7.0, 6.0)
 
 def _fit_range_note(axis: Any) -> None:
     """Write the axis's note as large as fits along it (``NOTE_POINTS``), shortened with "…" where even the
-    smallest does not (it was clipped mid-word at the ends of a short bar: issue 24)."""
+    smallest does not (it was clipped mid-word at the ends of a short bar)."""
     from PySide6.QtGui import QFontMetricsF
 
     note, dark = axis._range_note
