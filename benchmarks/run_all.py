@@ -3,14 +3,20 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/run_all.py [--test-minutes M] [--skip edits launch ...]
                                                                      [--no-write] [--slack 0.25]
 
-Rows, each with its target, its ratio to a baseline measured in the same run where there is one, the 1-minute load
-average when it was measured, and the date:
+Rows, each with its target, its ratio to a baseline measured in the same run where there is one (the baseline's own
+absolute figure beside it, so that runs on machines of different speeds can be compared), the 1-minute load average
+when it was measured, the date, and which of its budgets hold:
 
 - **edit → all views repainted** per size (``bench_gui_edit.measure_edits``, when that function exists): median and
   p95 in ms; baseline: a bare pyqtgraph window repainting five ImageItems of the same shapes (the floor).
 - **launch → window shown** (``bench_gui_edit.measure_launch``): median seconds from before the process starts to
   the first frame processed; baseline: a bare PySide6 + pyqtgraph window, launched alternately in the same run.
 - **bundle size** (dist/attention-playground, when built; else "not built"): MiB on disk.
+- **the wheel**: its size in MiB and file count, and whether it holds every file of resources/ (the newest
+  ``dist/attention_playground-*.whl`` when there is one, else built here with ``python -m build --wheel
+  --no-isolation`` into a temporary folder, a few seconds); and its clean install (a new venv, torch pinned, the
+  wheel and its dependencies: ``scripts/check_wheel.sh``), not measured here (minutes, and a download) but carried
+  from docs/packaging.md's "The wheel" section with the date and load recorded there, as the ./test.sh row is.
 - **--self-test** of the bundle (when built) and from source: median wall seconds; the bundle's baseline is the
   source's.
 - **responsiveness** (``bench_responsiveness.measure``): ``train --steps 5``'s start-up over its compute (baseline
@@ -22,8 +28,10 @@ average when it was measured, and the date:
   It is not measured here: the whole suite takes the machine for many minutes, and run_all is no part of ./test.sh.
 
 The table goes to stdout and into docs/benchmarks.md between ``<!-- budgets:start -->`` and ``<!-- budgets:end -->``
-(``--no-write``: stdout only). Exit 1 when a figure misses its budget by more than ``--slack`` (25 %): the load of
-a shared machine moves the absolute figures, so a miss within the slack is reported, not failed.
+(``--no-write``: stdout only), followed on stdout by which budgets hold and which are missed. With ``--skip``, the
+rows of the skipped sections are carried over from the last table as they stood (their own dates and status). Exit 1
+when a figure misses its budget by more than ``--slack`` (25 %): the load of a shared machine moves the absolute
+figures, so a miss within the slack is reported, not failed.
 """
 
 from __future__ import annotations
@@ -33,8 +41,10 @@ import datetime as dt
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,19 +56,23 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- budgets:start -->", "<!-- budgets:end -->"
 BUNDLE = ROOT / "dist" / "attention-playground"
+DIST = ROOT / "dist"
+PACKAGING_DOC = ROOT / "docs" / "packaging.md"
+RESOURCES = ROOT / "resources"
 BUNDLE_TARGET_MIB = 600.0
 SELF_TEST_TARGET_S = 3.0
 TEST_TARGET_MIN = 10.0  # ./test.sh on a fresh clone of this machine kind, after set-up
 """./test.sh on the 2-core machine (ruff, mypy, lint-imports and the whole suite). CI allows a run 90 minutes."""
 SLACK = 0.25
-SECTIONS = ("edits", "launch", "bundle", "self-test", "responsiveness", "test")
+SECTIONS = ("edits", "launch", "bundle", "wheel", "self-test", "responsiveness", "test")
 HEADER = ("figure", "value", "target", "ratio to baseline", "load", "date", "status")
 
 
 @dataclass
 class Row:
     """One line of the table. ``over``: by how much the figure misses its budget (0.0 when met; a fraction of the
-    target: 0.3 is 30 % over), None when nothing was measured."""
+    target: 0.3 is 30 % over), None when nothing was measured. ``checks``: a row with several budgets (a time and
+    a ratio) names each with its own ``over``, so the status says which hold; ``over`` is then the largest."""
 
     figure: str
     value: str
@@ -67,14 +81,26 @@ class Row:
     load: str = "—"
     date: str = ""
     over: float | None = 0.0
+    checks: tuple[tuple[str, float], ...] = ()
+    kept_status: str = ""  # a row carried from the last table (its section skipped) keeps the status it had
 
     @property
     def status(self) -> str:
+        if self.kept_status:
+            return self.kept_status
         if self.over is None:
             return "—"
         if self.over <= 0.0:
             return "OK"
-        return f"missed by {self.over:.0%}"
+        if not self.checks:
+            return f"missed by {self.over:.0%}"
+        missed = [f"{name} by {miss:.0%}" for name, miss in self.checks if miss > 0.0]
+        held = [name for name, miss in self.checks if miss <= 0.0]
+        return "missed: " + ", ".join(missed) + (f"; held: {', '.join(held)}" if held else "")
+
+    def __post_init__(self) -> None:
+        if self.checks:
+            self.over = max(miss for _name, miss in self.checks)
 
     def cells(self) -> tuple[str, ...]:
         return (self.figure, self.value, self.target, self.ratio, self.load, self.date, self.status)
@@ -93,6 +119,11 @@ def over(value: float, target: float) -> float:
     return max(0.0, value / target - 1.0)
 
 
+def budgets(**misses: float) -> tuple[tuple[str, float], ...]:
+    """A row's ``checks`` from its budgets' misses, by name (``median=over(...), ratio=over(...)``)."""
+    return tuple(misses.items())
+
+
 # ---------------------------------------------------------------- measuring
 def edit_rows(edits: int) -> list[Row]:
     import bench_gui_edit as bench
@@ -105,10 +136,11 @@ def edit_rows(edits: int) -> list[Row]:
     ratio_t = getattr(bench, "TARGET_RATIO", 1.4)
     rows = []
     for size, f in figures.items():
-        miss = max(over(f["median"], median_t), over(f["p95"], p95_t), over(f["ratio"], ratio_t))
         rows.append(Row(f"edit → views repainted, {size}", f"median {f['median']:.2f} ms, p95 {f['p95']:.2f} ms",
                         f"median < {median_t:g} ms, p95 < {p95_t:g} ms, ratio ≤ {ratio_t:g}",
-                        f"{f['ratio']:.2f} (floor {f['floor_median']:.2f} ms)", f"{f['load']:.2f}", today(), miss))
+                        f"{f['ratio']:.2f} (floor {f['floor_median']:.2f} ms)", f"{f['load']:.2f}", today(),
+                        checks=budgets(median=over(f["median"], median_t), p95=over(f["p95"], p95_t),
+                                  ratio=over(f["ratio"], ratio_t))))
     return rows
 
 
@@ -121,7 +153,7 @@ def launch_rows(runs: int) -> list[Row]:
     return [Row("launch → window shown", f"median {median:.3f} s", f"< {target_s:g} s, ratio ≤ {target_ratio:g}",
                 f"{ratio:.2f} (bare window {float(f['bare_median']):.3f} s; CPU {float(f['cpu_ratio']):.2f})",
                 f"{float(f['load']):.2f}", today(),
-                max(over(median, target_s), over(ratio, target_ratio)))]
+                checks=budgets(time=over(median, target_s), ratio=over(ratio, target_ratio)))]
 
 
 def folder_mib(folder: Path) -> float:
@@ -135,6 +167,61 @@ def bundle_rows(bundle: Path = BUNDLE) -> list[Row]:
     built = dt.date.fromtimestamp((bundle / "attention-playground").stat().st_mtime).isoformat()
     return [Row("bundle size (onedir)", f"{mib:.0f} MiB", f"< {BUNDLE_TARGET_MIB:g} MiB", date=built,
                 over=over(mib, BUNDLE_TARGET_MIB))]
+
+
+def newest_wheel(dist: Path = DIST) -> Path | None:
+    wheels = sorted(dist.glob("attention_playground-*.whl"), key=lambda p: p.stat().st_mtime)
+    return wheels[-1] if wheels else None
+
+
+def build_wheel(out: Path) -> Path | None:
+    """The wheel built from the checkout into ``out`` with the venv's setuptools (no download); None on failure."""
+    proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out),
+                           str(ROOT)], capture_output=True, text=True, timeout=600)
+    return newest_wheel(out) if proc.returncode == 0 else None
+
+
+def resource_files(resources: Path = RESOURCES) -> list[str]:
+    """Every file under resources/, relative to it (Python's caches left out)."""
+    return sorted(p.relative_to(resources).as_posix() for p in resources.rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+
+
+def wheel_size_row(wheel: Path | None, resources: Path = RESOURCES, built_here: bool = False) -> Row:
+    """The wheel's size and file count; its budget: every file of resources/ inside, at ``app/resources/``."""
+    figure, target = "wheel: size, files", "every file of resources/ inside"
+    if wheel is None or not wheel.is_file():
+        return Row(figure, "not built (python -m build --wheel failed)", target, over=None)
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = resource_files(resources)
+    missing = [f for f in expected if f"app/resources/{f}" not in names]
+    when = today() if built_here else dt.date.fromtimestamp(wheel.stat().st_mtime).isoformat()
+    value = (f"{wheel.stat().st_size / 2**20:.2f} MiB, {len(names)} files ({len(expected) - len(missing)} of "
+             f"{len(expected)} resources; {'built now' if built_here else wheel.name})")
+    return Row(figure, value, target, date=when, over=len(missing) / max(1, len(expected)))
+
+
+def wheel_install_row(doc: Path = PACKAGING_DOC) -> Row:
+    """The clean install's time as docs/packaging.md's "The wheel" section records it (``clean install A-B s``),
+    with the date and load written there: carried, not measured (scripts/check_wheel.sh measures it)."""
+    figure, target = "wheel: clean install (new venv, torch pinned, the wheel)", "— (carried from docs/packaging.md)"
+    text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
+    section = text.split("## The wheel", 1)[1].split("\n## ", 1)[0] if "## The wheel" in text else ""
+    seconds = re.search(r"clean install ([\d]+(?:[-–][\d]+)? s)", section)
+    if not seconds:
+        return Row(figure, "not recorded (scripts/check_wheel.sh)", target, over=None)
+    date = re.search(r"Measured (\d{4}-\d{2}-\d{2})", section)
+    load = re.search(r"load ~?([\d.]+)", section)
+    return Row(figure, f"{seconds.group(1)} (carried: scripts/check_wheel.sh)", target, "—",
+               load.group(1) if load else "—", date.group(1) if date else "", over=None)
+
+
+def wheel_rows(dist: Path = DIST) -> list[Row]:
+    wheel = newest_wheel(dist)
+    if wheel is not None:
+        return [wheel_size_row(wheel), wheel_install_row()]
+    with tempfile.TemporaryDirectory(prefix="run-all-wheel-") as tmp:
+        return [wheel_size_row(build_wheel(Path(tmp)), built_here=True), wheel_install_row()]
 
 
 def self_test_rows(runs: int, bundle: Path = BUNDLE) -> list[Row]:
@@ -208,7 +295,8 @@ def parse_table(text: str) -> dict[str, Row]:
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
         if len(cells) != len(HEADER) or cells[0] == HEADER[0] or set(cells[0]) <= {"-"}:
             continue
-        rows[cells[0]] = Row(*cells[:6])
+        rows[cells[0]] = Row(cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], over=None,
+                             kept_status=cells[6])
     return rows
 
 
@@ -229,6 +317,23 @@ def write_table(doc: Path, table: str, when: str | None = None) -> None:
 def missed(rows: list[Row], slack: float = SLACK) -> list[Row]:
     """The rows whose figure misses its budget by more than ``slack``."""
     return [r for r in rows if r.over is not None and r.over > slack]
+
+
+def carried(rows: list[Row], previous: dict[str, Row]) -> list[Row]:
+    """``rows`` and, after them, the rows of the last table that were not measured now (their sections skipped),
+    as they stood, with their own dates: a run of some sections does not wipe the others' figures from the doc."""
+    measured = {r.figure for r in rows}
+    return rows + [old for figure, old in previous.items() if figure not in measured]
+
+
+def verdict(rows: list[Row]) -> str:
+    """Which budgets hold and which are missed, by row (the figures not measured left out)."""
+    judged = [r for r in rows if r.over is not None]
+    held = [r.figure for r in judged if r.over is not None and r.over <= 0.0]
+    lines = [f"budgets held: {len(held)} of {len(judged)} rows"]
+    lines += [f"  held:   {figure}" for figure in held]
+    lines += [f"  missed: {r.figure}: {r.status}" for r in judged if r.over is not None and r.over > 0.0]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,14 +358,19 @@ def main(argv: list[str] | None = None) -> int:
         rows += launch_rows(args.launch_runs)
     if "bundle" not in args.skip:
         rows += bundle_rows()
+    if "wheel" not in args.skip:
+        rows += wheel_rows()
     if "self-test" not in args.skip:
         rows += self_test_rows(args.self_test_runs)
     if "responsiveness" not in args.skip:
         rows += responsiveness_rows(args.responsiveness_runs)
     if "test" not in args.skip:
         rows += test_rows(args.test_minutes, previous)
+    if args.skip:
+        rows = carried(rows, previous)
     table = render_table(rows)
     print(table)
+    print("\n" + verdict(rows))
     if not args.no_write:
         write_table(args.doc, table)
         print(f"\nwritten into {args.doc}")
