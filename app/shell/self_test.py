@@ -84,18 +84,22 @@ def render_playground(window: RenderedWindow, out_dir: Path) -> list[Path]:
 
 
 def render_views(window: RenderedWindow, out_dir: Path) -> list[Path]:
-    """The Playground's Flow, Vectors and 3D views (3D where OpenGL works; elsewhere it shows why not)."""
+    """Every Playground view of the registry, a new one too, but Multi-head (drawn with two heads above): a view
+    with a ``self_test(out_dir)`` of its own writes its files (3D where OpenGL works; elsewhere it shows why not),
+    any other is grabbed as ``<name>.png``."""
+    from app.playground.views.registry import VIEWS
+
     tab = window.tab
     written: list[Path] = []
-    for name, file in (("flow", "flow.png"), ("vectors", "vectors.png")):
-        view = tab.view(name)
+    for entry in VIEWS:
+        if entry.name == "multihead":
+            continue
+        view = tab.view(entry.name)
         tab.view_tabs.setCurrentWidget(view)
         _settle()
-        written += grab(view, out_dir / file)
+        own = getattr(view, "self_test", None)
+        written += own(out_dir) if callable(own) else grab(view, out_dir / f"{entry.name}.png")
         stopping.check()
-    tab.view_tabs.setCurrentWidget(tab.three_d)
-    _settle()
-    written += tab.three_d.self_test(out_dir)
     tab.view_tabs.setCurrentWidget(tab.pipeline)
     return written
 
