@@ -81,7 +81,7 @@ class _FirstPaint(QObject):
 
 def after_first_paint(widget: Any, callback: Callable[[], object], delay_ms: int = 0, fallback_ms: int = 3000) -> None:
     """Call ``callback`` ``delay_ms`` after ``widget`` is first painted (or after ``fallback_ms`` if it never is):
-    work the first frame does not show (launch within 1.3 x a bare pyqtgraph window) waits until the frame
+    work the first frame does not show (launch within 1.6 x a bare pyqtgraph window) waits until the frame
     is on screen. A timer started before the window shows would instead run in the same turn of the event loop as
     the first paint, and the frame would be on screen only once it is done; started from the paint, it runs in a
     later turn."""

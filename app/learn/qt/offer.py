@@ -1,7 +1,7 @@
 """The one-line first-launch offer in the status bar: "New here? Take a guided lesson · Don't show again".
 
 Why a module of its own: the first frame shows the offer, but not the Learn dock or the lessons behind it (the
-launch budget: 1.3 x a bare pyqtgraph window; the dock's wiring imports the lesson engine, ~0.1 s). So the window
+launch budget: 1.6 x a bare pyqtgraph window; the dock's wiring imports the lesson engine, ~0.1 s). So the window
 puts this light widget up with itself, and ``app.learn.qt.dock.Learn`` (installed right after the first frame)
 takes it over. Its buttons call what they are given, so a click before then still reaches the Learn dock
 (reading the window's ``learn`` installs it).

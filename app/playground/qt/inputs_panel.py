@@ -26,7 +26,7 @@ DIM_TIPS = {"Lq": "number of queries (tokens asking)", "Lk": "number of keys/val
 class DerivedMaps(dict[str, HeatmapWidget]):
     """The derived Q, K and V maps by name, built on first need: asking for one builds all three.
 
-    Why: they sit below the fold of the left column, and the first frame (launch within 1.3 x a bare
+    Why: they sit below the fold of the left column, and the first frame (launch within 1.6 x a bare
     pyqtgraph window) has five step maps to build already; they are built right after it (projection mode) or when
     the learner first switches to projection mode. Iterating before then finds none."""
 

@@ -1,7 +1,7 @@
 """A heatmap's plot and colour bar, laid out as pyqtgraph's ``PlotItem`` and ``ColorBarItem`` lay theirs out, without
 their menus.
 
-Why: the first frame builds five step maps (launch within 1.3 x a bare pyqtgraph window). A ``PlotItem``
+Why: the first frame builds five step maps (launch within 1.6 x a bare pyqtgraph window). A ``PlotItem``
 builds its "Plot Options" form (a Designer form of ~40 widgets) and its view box's menu whatever ``setMenuEnabled``
 says afterwards, and a ``ColorBarItem`` is a whole ``PlotItem`` again: ~11 ms of the ~13 ms a map's items took,
 for menus a heatmap never shows (its right-click menu is the export menu, ``app.widgets.heatmap.export``).
