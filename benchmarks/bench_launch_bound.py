@@ -15,9 +15,7 @@ bytecode written first, alternating with the bare window), in variants
 - ``no style sheet``: the theme's style sheet left out (every widget is polished by it when it joins the window);
 - ``no maps, no style sheet``: both;
 - ``no global font rule``: the style sheet without its ``QWidget { font-size: 10pt; }`` rule (every widget of the
-  window matches it), the application's font at 10 pt instead;
-- ``psygnal's metadata lookup``: ``importlib.metadata`` imported before the window, so psygnal's import looks its
-  version up through it as it did before ``app.common.evented`` spared it (the cost that saves).
+  window matches it), the application's font at 10 pt instead.
 
 This is an experiment on the launch, not a way to run the app: the variants patch the app in the child process
 only. Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_launch_bound.py [--runs 9]``
@@ -93,8 +91,7 @@ _QApplication.setFont(_font)
 '''
 
 VARIANTS = {"ours": "", "no maps": EMPTY_MAPS, "no style sheet": NO_STYLE_SHEET,
-            "no maps, no style sheet": EMPTY_MAPS + NO_STYLE_SHEET, "no global font rule": NO_FONT_RULE,
-            "psygnal's metadata lookup": "import importlib.metadata\n"}
+            "no maps, no style sheet": EMPTY_MAPS + NO_STYLE_SHEET, "no global font rule": NO_FONT_RULE}
 ANCHOR = "app = make_application()\n"
 
 

@@ -28,57 +28,10 @@ model emits, groups or blocks its events by hand (psygnal is imported here only)
 
 from __future__ import annotations
 
-import os
 import sys
-import threading
-import types
-from importlib.util import find_spec
 from typing import Any, ClassVar
 
-
-def _import_psygnal_without_metadata() -> None:
-    """Import psygnal with its version read from its dist-info folder's name instead of ``importlib.metadata``.
-
-    Why: psygnal's ``__init__`` sets ``__version__`` through ``importlib.metadata.version("psygnal")``; at launch
-    nothing else imports ``importlib.metadata``, and importing it (with the email package that parses METADATA) and
-    scanning sys.path for the distribution cost ~20 ms of the first frame. For that one import a stand-in module
-    answers ``version("psygnal")`` with the same string (``psygnal-<version>.dist-info`` beside the package, or
-    PackageNotFoundError as the real lookup raises where there is none: psygnal then says "0.0.0", as it would), and
-    is removed again: later imports of ``importlib.metadata`` get the real one. Only while this is the one Python
-    thread (no other thread may meet the stand-in) and the real module is not loaded yet; otherwise a plain import.
-    """
-    if "psygnal" in sys.modules or "importlib.metadata" in sys.modules or threading.active_count() != 1:
-        return
-    stand_in = types.ModuleType("importlib.metadata")
-
-    class PackageNotFoundError(ModuleNotFoundError):
-        pass
-
-    def version(name: str) -> str:  # psygnal asks for its own version only
-        spec = find_spec(name)
-        try:
-            folder = os.path.dirname(os.path.dirname(spec.origin)) if spec is not None and spec.origin else ""
-            found = [e.name[len(name) + 1:-len(".dist-info")] for e in os.scandir(folder)
-                     if e.name.startswith(f"{name}-") and e.name.endswith(".dist-info")] if folder else []
-        except OSError:
-            found = []
-        if len(found) != 1:
-            raise PackageNotFoundError(name)
-        return found[0]
-
-    stand_in.PackageNotFoundError = PackageNotFoundError  # type: ignore[attr-defined]
-    stand_in.version = version  # type: ignore[attr-defined]
-    sys.modules["importlib.metadata"] = stand_in
-    try:
-        import psygnal  # noqa: F401
-    finally:
-        if sys.modules.get("importlib.metadata") is stand_in:
-            del sys.modules["importlib.metadata"]
-
-
-_import_psygnal_without_metadata()
-
-from psygnal import Signal, SignalGroup  # noqa: E402
+from psygnal import Signal, SignalGroup
 
 
 def event(payload: type | None = None) -> Any:
