@@ -4,7 +4,7 @@ Why: the playground promises that every keystroke repaints every step "live". Th
 ``MainWindow`` through the same path as a typed cell (state → undo command → attention_core → views) and waits
 until the five step heatmaps and the edited table have actually painted. Targets ("on a quiet
 machine"): median < 8 ms and p95 < 16 ms. Launch → window shown with the first preset, first frame processed:
-< 1 s and <= 1.6x a bare PySide6 + pyqtgraph window measured in the same run, alternating
+< 0.6 s and <= 1.6x a bare PySide6 + pyqtgraph window measured in the same run, alternating
 (``measure_launch``, ``--launch`` alone). The load average is printed beside the figures: on this shared 2-core
 machine a neighbour's load doubles them, so compare runs only at a similar load.
 
@@ -90,7 +90,7 @@ os._exit(0)
 """The baseline: a bare PySide6 + pyqtgraph window (a QMainWindow with a PlotWidget showing one ImageItem), shown
 and its first frame processed, from a fresh python like ours. Our launch is reported as a ratio to it."""
 
-TARGET_LAUNCH_S, TARGET_LAUNCH_RATIO = 1.0, 1.6
+TARGET_LAUNCH_S, TARGET_LAUNCH_RATIO = 0.6, 1.6  # the product's budget: < 0.6 s and <= 1.6 x the bare window
 
 
 class PaintCounter:
