@@ -167,3 +167,15 @@ def test_the_session_never_imports_torch_until_a_model_is_opened(tmp_path):
             "s = InspectSession(); s.refresh_sources(); sys.exit(1 if 'torch' in sys.modules else 0)")
     env_home = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     assert subprocess.run([sys.executable, "-c", code], env=env_home, cwd=Path(__file__).parents[2]).returncode == 0
+
+
+def test_folders_of_one_name_are_told_apart_in_the_list(tmp_path):
+    """Three folders named ``ind`` opened before read "ind — opened before" three times: each now says where."""
+    folders = [tmp_path / run / "out" / "ind" for run in ("run-a", "run-b", "run-c")]
+    for f in folders:
+        f.mkdir(parents=True)
+    (tmp_path / "solo").mkdir()
+    env = {"HF_HUB_CACHE": str(tmp_path / "no-cache")}
+    texts = [s.text for s in discover(recent=[*map(str, folders), str(tmp_path / "solo")], env=env)]
+    assert texts == ["ind (…/run-a/out) — opened before", "ind (…/run-b/out) — opened before",
+                     "ind (…/run-c/out) — opened before", "solo — opened before"]

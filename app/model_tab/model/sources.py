@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 KINDS = ("hub", "own", "recent")
@@ -94,4 +94,14 @@ def discover(own_folders: Sequence[Path] = (), recent: Sequence[str] = (),
         if key not in seen:
             seen.add(key)
             out.append(s)
-    return out
+    return told_apart(out)
+
+
+def told_apart(sources: list[ModelSource]) -> list[ModelSource]:
+    """Sources that would read alike (two folders named ``ind`` opened before) say where they are: the label gets
+    its folder's last two parents ("ind (…/run-a/out)"), so the list never shows one line three times."""
+    counts: dict[str, int] = {}
+    for s in sources:
+        counts[s.label] = counts.get(s.label, 0) + 1
+    return [s if counts[s.label] == 1 else replace(s, label=f"{s.label} (…/{'/'.join(s.path.parent.parts[-2:])})")
+            for s in sources]
