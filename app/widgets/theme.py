@@ -113,8 +113,11 @@ def current_colors() -> ThemeColors:
 
 def follow_theme(restyle: Callable[[ThemeColors], None]) -> None:
     """``restyle`` (a bound method of a view) runs now with the theme's colours, then after every change of the
-    application's theme, until its object is deleted (held weakly: following keeps nothing alive)."""
+    application's theme, until its object is deleted (held weakly: following keeps nothing alive). The followers
+    whose objects Python has freed are dropped here too, so a session that makes views by the thousand without
+    ever switching the theme does not pile up dead references."""
     restyle(_current[0])
+    _followers[:] = [ref for ref in _followers if ref() is not None]
     _followers.append(weakref.WeakMethod(restyle))
 
 

@@ -64,3 +64,20 @@ def test_a_deleted_view_is_no_longer_restyled(theme, qtbot):
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     theme.apply(True)  # would raise on the deleted C++ object if it were still called
     assert seen == [False]
+
+
+def test_views_freed_without_a_theme_change_leave_no_reference_behind(theme, qtbot):
+    """Followers are dropped when their objects are freed, not only at the next theme change."""
+    import gc
+
+    from app.widgets import theme as theme_module
+
+    gc.collect()
+    before = len(theme_module._followers)
+    for _ in range(200):
+        view = _View()
+        view.setParent(None)
+        del view
+    gc.collect()
+    _View()  # a new follower: the dead ones are dropped as it joins
+    assert len(theme_module._followers) <= before + 2
