@@ -28,9 +28,6 @@ from app.playground.qt.steps_header import HeadsBanner, SharedRangeToggle
 from app.playground.views import registry
 from app.widgets.side_panel import SideScroll
 
-LAZY_VIEWS = tuple((v.name, v.title) for v in registry.VIEWS)
-"""(name, title) of the views behind the Steps view, in tab order (``app/playground/views/registry.py``)."""
-
 
 class PlaygroundTab(QSplitter):
     """Three columns in a splitter: the side columns are as wide as their content needs (never clipped) and

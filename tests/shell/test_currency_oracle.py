@@ -35,7 +35,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.learn.model.expr import LessonExprError
 from app.learn.model.files import find_lesson
-from app.playground.tab import LAZY_VIEWS
+from app.playground.views.registry import VIEWS as REGISTERED
 from app.widgets.heatmap.cells import format_value
 
 ACTIONS = int(os.environ.get("ORACLE_ACTIONS", "2000"))
@@ -399,7 +399,7 @@ COVERED_STEPS = [("dot-product", 2), ("multi-head", 3)]
 """Predict steps that cover maps: ① – ⑤, then the Multi-head view with ④ and ⑤."""
 VIEWS = ["Multi-head", "Vectors", "3D", "Flow", "Steps"]
 """Every Playground view, in an order that shows each lazily built one first while the Steps view was left."""
-LAZY_NAMES = {title: name for name, title in LAZY_VIEWS}
+LAZY_NAMES = {v.title: v.name for v in REGISTERED}
 
 
 def open_view(w, title: str) -> None:
