@@ -22,3 +22,17 @@ def induction_model(tmp_path_factory) -> Path:
     (out / "config.json").write_text(json.dumps({"model_config": config.model_config().to_dict(),
                                                  "train_config": config.to_dict()}, indent=2))
     return out
+
+
+@pytest.fixture(scope="session")
+def own_model(tmp_path_factory) -> Path:
+    """A reversal model trained here for 30 steps and written as ``train --out`` writes it."""
+    from app.training.cli import write_run_folder
+    from attention_core.tiny.config import TrainConfig
+    from attention_core.tiny.training import ReversalTrainer
+
+    trainer = ReversalTrainer(TrainConfig(steps=30, seed=0))
+    trainer.run(lambda _r: None)
+    out = tmp_path_factory.mktemp("own-run")
+    write_run_folder(out, trainer)
+    return out

@@ -14,20 +14,6 @@ from app.model_tab.model.sources import discover, hub_cache_dir
 from attention_core import attention_steps, causal_mask
 
 
-@pytest.fixture(scope="module")
-def own_model(tmp_path_factory) -> Path:
-    """A reversal model trained here for 30 steps and written as ``train --out`` writes it."""
-    from app.training.cli import write_run_folder
-    from attention_core.tiny.config import TrainConfig
-    from attention_core.tiny.training import ReversalTrainer
-
-    trainer = ReversalTrainer(TrainConfig(steps=30, seed=0))
-    trainer.run(lambda _r: None)
-    out = tmp_path_factory.mktemp("own-run")
-    write_run_folder(out, trainer)
-    return out
-
-
 def loaded(path: Path, **kw) -> InspectSession:
     s = InspectSession(**kw)
     s.load(path)

@@ -3,23 +3,7 @@ next-token list, one head opened in the Playground (its steps are the model's), 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
-
-
-@pytest.fixture(scope="module")
-def own_model(tmp_path_factory) -> Path:
-    from app.training.cli import write_run_folder
-    from attention_core.tiny.config import TrainConfig
-    from attention_core.tiny.training import ReversalTrainer
-
-    trainer = ReversalTrainer(TrainConfig(steps=30, seed=0))
-    trainer.run(lambda _r: None)
-    out = tmp_path_factory.mktemp("own-run")
-    write_run_folder(out, trainer)
-    return out
 
 
 def open_model(window, qtbot, path):
