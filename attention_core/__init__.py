@@ -76,6 +76,8 @@ _LAZY = {
     "Projection": "projection", "pca_2d": "projection",
     "POSITIONAL_KINDS": "positions", "sinusoidal_table": "positions", "apply_rotary": "positions",
     "rotary_angles": "positions",
+    "rotate": "positions", "alibi_bias": "positions", "alibi_slopes": "positions", "rotary_pair_angles": "positions",
+    "sliding_window_mask": "masks", "OPTIONAL_STEPS": "steps",
     "Experiment": "tiny.experiments", "ExperimentRun": "tiny.experiments", "EXPERIMENT_PRESETS": "tiny.experiments",
     "EXPERIMENT_NAMES": "tiny.experiments", "TASK_RECIPES": "tiny.experiments", "task_recipe": "tiny.experiments",
     "build_runs": "tiny.experiments", "load_runs_file": "tiny.experiments", "write_summary_csv": "tiny.experiments",

@@ -19,17 +19,26 @@ import numpy as np
 
 from ._validate import check_finite, to_bool_mask, to_numpy
 from .devices import resolve_device
+from .positions import Options as _Options
+from .positions import check_options, rotate
 
 STEP_NAMES = ("scores", "scaled", "masked", "weights", "output")
 """The five steps in reading order: the ``AttentionSteps`` fields the views, the CLI and the models name."""
+OPTIONAL_STEPS = ("rotated", "biased", "capped")
+"""The steps that exist only when asked for (their ``AttentionSteps`` fields are None otherwise): ``rotated``
+(``q_rotated``, ``k_rotated``: rotary positions, before the scores), ``biased`` (scaled + bias: ALiBi) and ``capped``
+(c·tanh(x/c): Gemma 2's soft-cap), in that order, all before the mask."""
 STEP_TITLES = {
     "scores": "Scores Q·Kᵀ",
     "scaled": "Scaled scores",
     "masked": "Masked scores",
     "weights": "Weights = softmax",
     "output": "Output = weights·V",
+    "rotated": "Rotated q, k",
+    "biased": "Biased scores = scaled + bias",
+    "capped": "Soft-capped scores c·tanh(x/c)",
 }
-"""Plain-text title of each step (no numbering); views add their own decoration (e.g. "① ")."""
+"""Plain-text title of each step, the five then the optional ones (no numbering); views add their own decoration."""
 
 
 def default_scale(d_k: int) -> float:
@@ -47,7 +56,7 @@ class _Shaped(Protocol):
     def ndim(self) -> int: ...
 
 
-_Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_Parts = dict[str, Any]  # field name -> numpy array (or None for a step that is off)
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,12 @@ class AttentionSteps:
     (..., Lq, Lk); ``output`` (..., Lq, d_v); ``mask`` (..., Lq, Lk) bool or None (True = may attend);
     ``fully_masked`` (..., Lq) bool, True for queries whose keys are all blocked (their weights and output
     are zeros, never NaN).
+
+    The optional steps (None when off), in the order computed: ``positions`` ((q_positions, k_positions), int64,
+    whenever positions were given or rotary is on), ``rotary_base``, ``rotary_dims``, ``q_rotated``/``k_rotated``
+    (q and k after ``rotate``; ``scores`` is then q_rotated·k_rotatedᵀ while ``q``/``k`` stay as given), ``bias``
+    (broadcast to the scores' shape) and ``biased`` = scaled + bias, ``softcap`` and ``capped`` = c·tanh(x/c) of
+    the last of (scaled, biased). ``masked`` masks the last of (scaled, biased, capped).
     """
 
     q: np.ndarray
@@ -73,6 +88,15 @@ class AttentionSteps:
     fully_masked: np.ndarray
     device: str
     seconds: float
+    positions: tuple[np.ndarray, np.ndarray] | None = None
+    rotary_base: float | None = None
+    rotary_dims: int | None = None
+    q_rotated: np.ndarray | None = None
+    k_rotated: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    biased: np.ndarray | None = None
+    softcap: float | None = None
+    capped: np.ndarray | None = None
 
     @property
     def d_k(self) -> int:
@@ -104,8 +128,8 @@ def _check_shapes(q: _Shaped, k: _Shaped, v: _Shaped) -> tuple[int, ...]:
         ) from None
 
 
-def _prepare(q: Any, k: Any, v: Any, mask: Any,
-             scale: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float]:
+def _prepare(q: Any, k: Any, v: Any, mask: Any, scale: Any, bias_shape: tuple[int, ...] | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float]:
     qa, ka, va = to_numpy(q, "q"), to_numpy(k, "k"), to_numpy(v, "v")
     batch = _check_shapes(qa, ka, va)
     for name, arr in (("q", qa), ("k", ka), ("v", va)):
@@ -113,10 +137,15 @@ def _prepare(q: Any, k: Any, v: Any, mask: Any,
     dtype = np.result_type(qa, ka, va)
     qa, ka, va = qa.astype(dtype, copy=False), ka.astype(dtype, copy=False), va.astype(dtype, copy=False)
     lq, lk = qa.shape[-2], ka.shape[-2]
+    target = (*batch, lq, lk)
+    if bias_shape is not None:  # a bias may add leading dims (ALiBi's heads): the mask broadcasts to those too
+        try:
+            target = tuple(np.broadcast_shapes(bias_shape, target))
+        except ValueError:
+            pass  # refused by name with the other options
     mask_b = None
     if mask is not None:
         m = to_bool_mask(mask, "mask")
-        target = (*batch, lq, lk)
         try:
             full = np.broadcast_shapes(m.shape, target)
             if full[-2:] != (lq, lk):
@@ -152,47 +181,67 @@ def _softmax_masked_np(masked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _steps_numpy(qa: np.ndarray, ka: np.ndarray, va: np.ndarray, mask_b: np.ndarray | None,
-                 scale_f: float) -> _Parts:
+                 scale_f: float, opts: _Options | None = None) -> _Parts:
+    o = opts or _Options()
+    parts: _Parts = {"q_rotated": None, "k_rotated": None, "biased": None, "capped": None}
+    if o.rotary_base is not None and o.positions is not None:
+        qa = parts["q_rotated"] = rotate(qa, o.positions[0], base=o.rotary_base, dims=o.rotary_dims)
+        ka = parts["k_rotated"] = rotate(ka, o.positions[1], base=o.rotary_base, dims=o.rotary_dims)
     scores = qa @ np.swapaxes(ka, -1, -2)
-    scaled = scores * scale_f
-    if mask_b is None:
-        masked = scaled
-    else:
-        masked = np.where(mask_b, scaled, -np.inf).astype(scaled.dtype, copy=False)
+    last = scaled = scores * scale_f
+    if o.bias is not None:
+        last = parts["biased"] = scaled + o.bias
+    if o.softcap is not None:
+        last = parts["capped"] = o.softcap * np.tanh(last / o.softcap)
+    masked = last if mask_b is None else np.where(mask_b, last, -np.inf).astype(last.dtype, copy=False)
     weights, fully = _softmax_masked_np(masked)
-    output = weights @ va
-    return scores, scaled, masked, weights, output, fully
+    parts.update(scores=scores, scaled=scaled, masked=masked, weights=weights, output=weights @ va,
+                 fully_masked=fully)
+    return parts
 
 
 def _steps_torch(qa: np.ndarray, ka: np.ndarray, va: np.ndarray, mask_b: np.ndarray | None, scale_f: float,
-                 device: str) -> _Parts:
+                 device: str, opts: _Options | None = None) -> _Parts:
     import torch
 
+    o = opts or _Options()
     with torch.no_grad():
         q = torch.as_tensor(qa, device=device)
         k = torch.as_tensor(ka, device=device)
         v = torch.as_tensor(va, device=device)
+        kept: dict[str, Any] = {"q_rotated": None, "k_rotated": None, "biased": None, "capped": None}
+        if o.rotary_base is not None and o.positions is not None:
+            q = kept["q_rotated"] = rotate(q, o.positions[0], base=o.rotary_base, dims=o.rotary_dims)
+            k = kept["k_rotated"] = rotate(k, o.positions[1], base=o.rotary_base, dims=o.rotary_dims)
         scores = q @ k.transpose(-1, -2)
-        scaled = scores * scale_f
+        last = scaled = scores * scale_f
+        if o.bias is not None:
+            last = kept["biased"] = scaled + torch.as_tensor(np.array(o.bias), device=device)
+        if o.softcap is not None:
+            last = kept["capped"] = o.softcap * torch.tanh(last / o.softcap)
         if mask_b is None:
-            masked = scaled
-            allowed_any = torch.ones(scaled.shape[:-1] + (1,), dtype=torch.bool, device=device)
+            masked = last
+            allowed_any = torch.ones(last.shape[:-1] + (1,), dtype=torch.bool, device=device)
         else:
             m = torch.as_tensor(np.ascontiguousarray(mask_b), device=device)
-            masked = scaled.masked_fill(~m, float("-inf"))
+            masked = last.masked_fill(~m, float("-inf"))
             allowed_any = m.any(dim=-1, keepdim=True)
         weights = torch.softmax(masked, dim=-1)
         weights = torch.where(allowed_any, weights, torch.zeros((), dtype=weights.dtype, device=device))
         output = weights @ v
         if device.startswith("cuda"):
             torch.cuda.synchronize(device)
-        sc, sd, mk, wt, op = (t.cpu().numpy() for t in (scores, scaled, masked, weights, output))
+        kept.update(scores=scores, scaled=scaled, masked=masked, weights=weights, output=output)
+        parts: _Parts = {name: None if t is None else t.cpu().numpy() for name, t in kept.items()}
         fully = (~allowed_any[..., 0]).cpu().numpy()
-    return sc, sd, mk, wt, op, np.broadcast_to(fully, wt.shape[:-1])
+    parts["fully_masked"] = np.broadcast_to(fully, parts["weights"].shape[:-1])
+    return parts
 
 
 def attention_steps(
-    q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None = None, device: Any = "cpu"
+    q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None = None, device: Any = "cpu",
+    positions: Any = None, rotary_base: float | None = None, rotary_dims: int | None = None, bias: Any = None,
+    softcap: float | None = None,
 ) -> AttentionSteps:
     """Compute scaled dot-product attention and keep every step.
 
@@ -200,20 +249,40 @@ def attention_steps(
     dims broadcast. ``mask``: bool or 0/1, broadcastable to (..., Lq, Lk), **True = may attend**. ``scale``
     multiplies the scores (default 1/sqrt(d_k); 1.0 = unscaled). ``device``: "cpu", "cuda" or "cuda:N".
     float32 input stays float32; lists, integers and float64 give float64.
+
+    Optional steps, in this order (each off by default; see ``AttentionSteps``): ``rotary_base`` (and
+    ``rotary_dims``, default d_k) rotates q and k with ``positions.rotate`` first; ``positions`` is one (L,) array
+    when Lq = Lk, or ``(q_positions, k_positions)``, non-negative integers, default 0..Lq−1 and 0..Lk−1 (give
+    ``(np.array([L - 1]), np.arange(L))`` for one decoding row). ``bias`` (broadcastable to the scores, finite, e.g.
+    ``alibi_bias``) is added to the scaled scores; ``softcap`` c > 0 maps the result to c·tanh(x/c); then the mask.
     """
     dev = resolve_device(device)
-    qa, ka, va, mask_b, scale_f = _prepare(q, k, v, mask, scale)
+    qa, ka, va, mask_b, scale_f = _prepare(q, k, v, mask, scale, None if bias is None else _shape_of(bias))
+    opts = check_options(qa, ka, positions, rotary_base, rotary_dims, bias, softcap)
     t0 = time.perf_counter()
     if dev == "cpu":
-        parts = _steps_numpy(qa, ka, va, mask_b, scale_f)
+        parts = _steps_numpy(qa, ka, va, mask_b, scale_f, opts)
     else:
-        parts = _steps_torch(qa, ka, va, mask_b, scale_f, dev)
+        parts = _steps_torch(qa, ka, va, mask_b, scale_f, dev, opts)
     seconds = time.perf_counter() - t0
-    scores, scaled, masked, weights, output, fully = parts
     return AttentionSteps(
-        q=qa, k=ka, v=va, mask=mask_b, scale=scale_f, scores=scores, scaled=scaled, masked=masked,
-        weights=weights, output=output, fully_masked=np.asarray(fully), device=dev, seconds=seconds,
+        q=qa, k=ka, v=va, mask=mask_b, scale=scale_f, scores=parts["scores"], scaled=parts["scaled"],
+        masked=parts["masked"], weights=parts["weights"], output=parts["output"],
+        fully_masked=np.asarray(parts["fully_masked"]), device=dev, seconds=seconds,
+        positions=opts.positions, rotary_base=opts.rotary_base, rotary_dims=opts.rotary_dims,
+        q_rotated=parts["q_rotated"], k_rotated=parts["k_rotated"], bias=opts.bias, biased=parts["biased"],
+        softcap=opts.softcap, capped=parts["capped"],
     )
+
+
+def _shape_of(x: Any) -> tuple[int, ...] | None:
+    """The shape of an array, tensor or nested list (None when ragged: refused by name later)."""
+    if hasattr(x, "shape"):
+        return tuple(int(n) for n in x.shape)
+    try:
+        return tuple(np.shape(x))
+    except ValueError:
+        return None
 
 
 def _bulk_tensor(x: Any, name: str) -> Any:

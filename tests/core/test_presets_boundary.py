@@ -115,12 +115,12 @@ def test_csv_export_loads_neither_qt_nor_torch(tmp_path):
 def test_one_default_scale_and_one_list_of_steps():
     from dataclasses import fields
 
-    from attention_core import STEP_NAMES, STEP_TITLES, AttentionSteps, default_scale
+    from attention_core import OPTIONAL_STEPS, STEP_NAMES, STEP_TITLES, AttentionSteps, default_scale
 
     assert default_scale(4) == 0.5 and default_scale(0) == 1.0
     assert attention_steps(np.ones((2, 9)), np.ones((3, 9)), np.ones((3, 1))).scale == default_scale(9)
     assert set(STEP_NAMES) <= {f.name for f in fields(AttentionSteps)}
-    assert list(STEP_TITLES) == list(STEP_NAMES) and all(STEP_TITLES.values())
+    assert list(STEP_TITLES) == [*STEP_NAMES, *OPTIONAL_STEPS] and all(STEP_TITLES.values())
 
 
 def test_available_devices_starts_with_cpu():
