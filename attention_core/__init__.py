@@ -78,6 +78,7 @@ _LAZY = {
     "rotary_angles": "positions",
     "rotate": "positions", "alibi_bias": "positions", "alibi_slopes": "positions", "rotary_pair_angles": "positions",
     "sliding_window_mask": "masks", "OPTIONAL_STEPS": "steps",
+    "flash_steps": "tiled", "FlashSteps": "tiled", "FlashTile": "tiled",
     "Experiment": "tiny.experiments", "ExperimentRun": "tiny.experiments", "EXPERIMENT_PRESETS": "tiny.experiments",
     "EXPERIMENT_NAMES": "tiny.experiments", "TASK_RECIPES": "tiny.experiments", "task_recipe": "tiny.experiments",
     "build_runs": "tiny.experiments", "load_runs_file": "tiny.experiments", "write_summary_csv": "tiny.experiments",
