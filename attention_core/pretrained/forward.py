@@ -8,6 +8,11 @@ vector for mean ablation) before the output projection, where a head's contribut
 Precision: scores, softmax and the recorded weights are always float32 (a bfloat16 model's q and k are upcast first),
 so the weights shown are accurate whatever the model's dtype; the head outputs go back to the model's dtype before
 the output projection. In float32 the results equal Hugging Face's eager attention to ~1e-6.
+
+Decoding: ``run(ids, positions=..., cache=KVCache)`` runs new tokens at the positions given against the keys and
+values kept from earlier runs. Keys are cached after rotation, so a kept key keeps the position it was computed at
+however many others are dropped; each layer's mask is built from the query and key positions (causal, and the
+layer's own window), so a cache that skips positions is masked as the positions say, not as the row indices would.
 """
 
 from __future__ import annotations
@@ -83,6 +88,36 @@ class ForwardOutput:
     records: dict[str, list[torch.Tensor]] = field(default_factory=dict)
 
 
+@dataclass
+class KVCache:
+    """Per layer the keys (after rotation), the values, both (B, kv heads, S, d_head) in the model's dtype, and the
+    positions they were computed at (S,) long; None for a layer not run yet. ``ForwardPass.run(cache=...)`` appends
+    the new tokens' keys and values; between runs a caller may keep a subset (``keep``). Tensors are never written
+    in place (a run makes new ones), so a shallow ``copy`` is a snapshot to go back to."""
+
+    keys: list[torch.Tensor | None]
+    values: list[torch.Tensor | None]
+    positions: list[torch.Tensor | None]
+
+    @classmethod
+    def empty(cls, layers: int) -> KVCache:
+        return cls([None] * layers, [None] * layers, [None] * layers)
+
+    def copy(self) -> KVCache:
+        return KVCache(list(self.keys), list(self.values), list(self.positions))
+
+    def length(self, layer: int = 0) -> int:
+        pos = self.positions[layer]
+        return 0 if pos is None else int(pos.shape[0])
+
+    def keep(self, layer: int, index: torch.Tensor) -> None:
+        """Keep only the cached entries ``index`` (indices into the cached order, or a bool mask) of one layer."""
+        k, v, pos = self.keys[layer], self.values[layer], self.positions[layer]
+        if k is None or v is None or pos is None:
+            return
+        self.keys[layer], self.values[layer], self.positions[layer] = k[:, :, index], v[:, :, index], pos[index]
+
+
 Ablation = Mapping[tuple[int, int], Any]
 """(layer, head) → "zero" or a vector (d_head,) (or (T, d_head)) that replaces that head's output."""
 
@@ -102,6 +137,17 @@ def layer_masks(spec: ArchSpec, length: int, device: torch.device | str = "cpu")
                 cache[w] = causal if w is None else causal & (i[None, :] > i[:, None] - w)
         out.append(cache[w])
     return out
+
+
+def position_mask(spec: ArchSpec, layer: int, q_positions: torch.Tensor, k_positions: torch.Tensor
+                  ) -> torch.Tensor | None:
+    """(Tq, Tk) bool, True = may attend, from the queries' and keys' positions: a key at or before the query, and
+    within the layer's window; None for a model that attends everywhere. Equals ``layer_masks`` for 0..T-1."""
+    if not spec.causal:
+        return None
+    q, k = q_positions[:, None], k_positions[None, :]
+    w = spec.windows[layer]
+    return (k <= q) if w is None else (k <= q) & (k > q - w)
 
 
 def _split(x: torch.Tensor, heads: int, d_head: int) -> torch.Tensor:
@@ -135,6 +181,30 @@ class ForwardPass:
                           if spec.positions == "rotary" and spec.rotary_style == "half" else None)
         self._rope: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self._masks: dict[int, list[torch.Tensor | None]] = {}
+        self._table: tuple[torch.Tensor, ...] = ()  # rotary table for positions, grown as needed (see _rotate_at)
+
+    def _rotate_at(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """Rotate x (..., T, d_head) for the given positions (T,): rows of one table built for 0..n-1 and indexed,
+        so a position gets the same numbers whichever call computes it. Grown by doubling, replaced whole (a
+        reader on another thread sees the old table or the new one, never a half-built one)."""
+        need = int(positions.max()) + 1 if positions.numel() else 1
+        table = self._table
+        if not table or table[0].shape[0] < need:
+            n = max(need, 2 * (table[0].shape[0] if table else 32))
+            if self.spec.rotary_style == "interleaved":
+                from ..positions import rotary_angles
+
+                table = (rotary_angles(n, self.spec.d_head, device=x.device),)
+            else:
+                assert self._inv_freq is not None
+                table = rope_tables(n, self._inv_freq, x.dtype, x.device)
+            self._table = table
+        if self.spec.rotary_style == "interleaved":
+            from ..positions import apply_rotary
+
+            return apply_rotary(x, table[0][positions])
+        cos, sin = table
+        return rotate_half_rope(x, cos[positions].to(x.dtype), sin[positions].to(x.dtype), self.spec.rotary_dim)
 
     def _rotate(self, x: torch.Tensor) -> torch.Tensor:
         length = x.shape[-2]
@@ -157,24 +227,46 @@ class ForwardPass:
             self._masks = {length: masks}
         return masks
 
-    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+    def embed(self, ids: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         x = self.w.embed[ids]
         if self.w.pos_embed is not None:
-            x = x + self.w.pos_embed[: ids.shape[1]]
+            x = x + (self.w.pos_embed[: ids.shape[1]] if positions is None else self.w.pos_embed[positions])
         return x
 
+    def _layer_mask(self, li: int, t: int, positions: torch.Tensor | None, k_positions: torch.Tensor | None,
+                    extra: torch.Tensor | None) -> torch.Tensor | None:
+        if positions is None or k_positions is None:
+            mask = self.masks(t)[li]
+        else:
+            mask = position_mask(self.spec, li, positions, k_positions)
+        if extra is None:
+            return mask
+        return extra if mask is None else mask & extra
+
     def _attention(self, li: int, lw: LayerWeights, h: torch.Tensor, ablate: Ablation | None,
-                   rec: dict[str, list[torch.Tensor]]) -> torch.Tensor:
+                   rec: dict[str, list[torch.Tensor]], positions: torch.Tensor | None = None,
+                   cache: KVCache | None = None, extra_mask: torch.Tensor | None = None) -> torch.Tensor:
         spec = self.spec
         q, k, v = _qkv(spec, lw, h)
         if spec.positions == "rotary":
-            q, k = self._rotate(q), self._rotate(k)
+            if positions is None:
+                q, k = self._rotate(q), self._rotate(k)
+            else:
+                q, k = self._rotate_at(q, positions), self._rotate_at(k, positions)
+        k_positions = positions
+        if cache is not None:
+            assert positions is not None
+            old_k, old_v, old_pos = cache.keys[li], cache.values[li], cache.positions[li]
+            if old_k is not None and old_v is not None and old_pos is not None:
+                k, v = torch.cat((old_k, k), dim=-2), torch.cat((old_v, v), dim=-2)
+                k_positions = torch.cat((old_pos, positions))
+            cache.keys[li], cache.values[li], cache.positions[li] = k, v, k_positions
         kf, vv = k.float(), v
         if spec.kv_group > 1:  # grouped-query attention: each key/value head serves kv_group query heads
             kf, vv = kf.repeat_interleave(spec.kv_group, dim=1), v.repeat_interleave(spec.kv_group, dim=1)
         scores = q.float() @ kf.transpose(-1, -2)
         scaled = scores * spec.scales[li]
-        mask = self.masks(q.shape[-2])[li]
+        mask = self._layer_mask(li, q.shape[-2], positions, k_positions, extra_mask)
         if mask is not None:
             scaled = scaled.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scaled, dim=-1)
@@ -208,23 +300,40 @@ class ForwardPass:
     @torch.no_grad()
     def run(self, ids: torch.Tensor, *, ablate: Ablation | None = None, record: frozenset[str] | set[str] = frozenset(),
             logits: bool = True, start_layer: int = 0, resid: torch.Tensor | None = None,
-            stop_after: int | None = None, logit_positions: slice | None = None) -> ForwardOutput:
+            stop_after: int | None = None, logit_positions: slice | None = None,
+            positions: Any = None, cache: KVCache | None = None, mask: torch.Tensor | None = None
+            ) -> ForwardOutput:
         """ids (B, T) long. ``start_layer`` + ``resid`` (the residual stream entering that layer, recorded by an
         earlier run) skip the layers before it; ``stop_after`` ends after that layer (no logits);
-        ``logit_positions`` computes the logits of those positions only (a loss over part of a sequence)."""
+        ``logit_positions`` computes the logits of those positions only (a loss over part of a sequence).
+
+        ``positions`` (T,) ints: the tokens' positions (default 0..T-1, or after the cache's last position when a
+        ``cache`` is given). ``cache``: the keys and values of earlier tokens, which these tokens attend to as well;
+        their keys and values are appended to it. ``mask`` (T, keys) bool, True = may attend: AND-ed with each
+        layer's own mask (keys = the cached ones, in the cache's order, then these tokens)."""
         unknown = set(record) - RECORDABLE
         if unknown:
             raise ValueError(f"record: unknown {sorted(unknown)}; choose from {sorted(RECORDABLE)}")
         rec: dict[str, list[torch.Tensor]] = {name: [] for name in record}
         if "qkv" in record:
             rec.update(q=[], k=[], v=[])
-        x = self.embed(ids) if resid is None else resid.to(self.dtype)
+        pos: torch.Tensor | None = None
+        if positions is not None:
+            pos = torch.as_tensor(np.asarray(positions), dtype=torch.long, device=self.device).reshape(-1)
+            if pos.shape[0] != ids.shape[1]:
+                raise ValueError(f"positions: {pos.shape[0]} given for {ids.shape[1]} tokens")
+        elif cache is not None:
+            start = max((int(p.max()) + 1 for p in cache.positions if p is not None and p.numel()), default=0)
+            pos = torch.arange(start, start + ids.shape[1], device=self.device)
+        if pos is not None and pos.numel() and (int(pos.min()) < 0 or int(pos.max()) >= self.spec.max_positions):
+            raise ValueError(f"positions must lie in 0..{self.spec.max_positions - 1} (the model's max positions)")
+        x = self.embed(ids, pos) if resid is None else resid.to(self.dtype)
         last = self.spec.n_layers - 1 if stop_after is None else stop_after
         for li in range(start_layer, last + 1):
             lw = self.w.layers[li]
             if "resid" in rec:
                 rec["resid"].append(x)
-            attn = self._attention(li, lw, lw.ln1(x), ablate, rec)
+            attn = self._attention(li, lw, lw.ln1(x), ablate, rec, pos, cache, mask)
             if self.spec.parallel_residual:  # GPT-NeoX: attention and MLP both read the layer's input
                 x = x + attn + self._mlp(lw, lw.ln2(x))
             else:
