@@ -40,7 +40,7 @@ def test_spec_is_valid_python() -> None:
 def test_spec_collects_lazy_imports_and_resources() -> None:
     text = spec_text()
     for needle in ('collect_submodules("app")', 'collect_submodules("attention_core")', '"safetensors.torch"',
-                   '"safetensors"', '"tokenizers"', '"tokenizers.models"',
+                   '"safetensors"', '"tokenizers"', '"tokenizers.models"', '"huggingface_hub.hf_api"',
                    '"platformdirs"', '"pyqtgraph.exporters"', '"PySide6.QtSvg"',
                    'tree(ROOT / "resources", "resources")', '"bundle_entry.py"'):
         assert needle in text, needle
