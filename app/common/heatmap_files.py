@@ -62,6 +62,7 @@ def context_comments(title: str, context: ExportContext | str | None = None) -> 
                                                                    ("mask", c.mask)) if value is not None]
     if c.scale is not None:
         lines.append(f"# scale: {float(c.scale)!r} ({scale_text(c.scale, c.d_k)})")
+    lines += [f"# {key}: {plain_title(words)}" for key, words in c.options()]  # rotary, window, soft-cap, …
     if c.task is not None:
         lines.append(f"# task: {plain_title(c.task)}")
     if c.step is not None:

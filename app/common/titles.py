@@ -57,7 +57,8 @@ def colorbar_label(view: str, scale: float | None = None) -> str:
 
 STEP_COLORBAR_LABELS = {"scores": "score", "scaled": "scaled score", "masked": "masked score", "weights": "weight",
                         "output": "output value"}
-MASK_WORDS = {"none": "no mask", "causal": "causal mask", "padding": "padding mask", "custom": "custom mask"}
+MASK_WORDS = {"none": "no mask", "causal": "causal mask", "padding": "padding mask", "custom": "custom mask",
+              "sliding": "sliding-window mask"}
 
 
 @dataclass(frozen=True)
@@ -84,15 +85,28 @@ class ExportContext:
     mode: str | None = None
     """The Playground's input mode in words ("Q, K, V given", "projection …"): named in a CSV's ``#`` lines
     (``app.common.heatmap_files.context_comments``), not in an image's title."""
+    rotary_base: float | None = None
+    """The modern options, each named only while on: rotary positions (base, and how many columns rotate when not
+    all of ``d_k``), ALiBi, the soft-cap, the sliding window and its sinks (with ``mask`` "sliding"), the K/V heads
+    of ``heads`` query heads, and FlashAttention's block sizes (the Tiles view's)."""
+    rotary_dims: int | None = None
+    alibi: bool = False
+    softcap: float | None = None
+    window: int | None = None
+    sinks: int = 0
+    heads: int | None = None
+    kv_heads: int | None = None
+    blocks: tuple[int, int] | None = None
 
     def parts(self) -> list[str]:
         out = []
         if self.preset is not None:
             out.append(f"preset {self.preset}" if self.preset != "edited" else "edited matrices")
-        if self.mask is not None:
+        if self.mask is not None and not (self.mask == "sliding" and self.window is not None):
             out.append(MASK_WORDS.get(self.mask, f"{self.mask} mask"))
         if self.scale is not None:
             out.append(f"scale {scale_text(self.scale, self.d_k)}")
+        out += [words for _key, words in self.options()]
         if self.task is not None:
             out.append(f"{self.task} task")
         if self.step is not None:
@@ -107,6 +121,28 @@ class ExportContext:
             out.append("no positions" if self.positional == "none" else f"{self.positional} positions")
         if self.attention_dropout:
             out.append(f"attention dropout {self.attention_dropout:g}")
+        return out
+
+    def options(self) -> list[tuple[str, str]]:
+        """The modern options that are on, each as (CSV key, words): ("rotary", "rotary base 10000"), ("window",
+        "window 3 + 1 sink"), ("softcap", "soft-cap 20"), …; the title's parts and a CSV's ``#`` lines."""
+        out = []
+        if self.rotary_base is not None:
+            cols = f" on {self.rotary_dims} of {self.d_k} columns" if self.rotary_dims and self.d_k else ""
+            out.append(("rotary", f"rotary base {self.rotary_base:g}{cols}"))
+        if self.alibi:
+            out.append(("alibi", "ALiBi bias"))
+        if self.mask == "sliding" and self.window is not None:
+            sinks = f" + {self.sinks} sink{'s' if self.sinks != 1 else ''}" if self.sinks else ""
+            out.append(("window", f"window {self.window}{sinks}"))
+        if self.softcap is not None:
+            out.append(("softcap", f"soft-cap {self.softcap:g}"))
+        if self.kv_heads is not None and self.heads is not None and self.kv_heads != self.heads:
+            kind = " (multi-query)" if self.kv_heads == 1 else " (grouped-query)"
+            out.append(("kv heads", f"{self.kv_heads} K/V head{'s' if self.kv_heads != 1 else ''} for "
+                                    f"{self.heads} heads{kind}"))
+        if self.blocks is not None:
+            out.append(("blocks", f"blocks {self.blocks[0]}×{self.blocks[1]}"))
         return out
 
     def line(self) -> str:

@@ -30,6 +30,15 @@ STEP_LINES = (
     ("output", "5. output = weights @ V"),
 )
 """The five steps in the order the script prints them: (the ``AttentionSteps`` field, the heading printed)."""
+OPTIONAL_LINES = (
+    ("q_rotated", "q_rotated = rotate(Q, query positions): rotary positions"),
+    ("k_rotated", "k_rotated = rotate(K, key positions): rotary positions (scores = q_rotated @ k_rotated.T)"),
+    ("biased", "biased = scaled + bias: ALiBi"),
+    ("capped", "capped = softcap * tanh(last / softcap): soft-capping (masked then masks capped)"),
+)
+"""The optional steps, printed (before the five) while their option is on."""
+FLASH_LINE = ("flash_output", "flash output = FlashAttention's tiled pass (online softmax), never the full matrix")
+HEAD_LINE = "head {h}: weights (K/V head {g})"
 
 _BODY = '''
 
@@ -43,18 +52,14 @@ def softmax_rows(masked):
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
-scores = Q @ np.swapaxes(K, -1, -2)
-scaled = scores * scale
-masked = scaled if mask is None else np.where(mask, scaled, -np.inf)
-weights = softmax_rows(masked)
-output = weights @ V
+STEPS_BODY
 
 
-def show(heading, matrix, columns):
-    """A step, row by row: the query's label, then every number as repr (exact)."""
+def show(heading, matrix, columns, rows=None):
+    """A step, row by row: the row's label (a query's unless told), then every number as repr (exact)."""
     print(heading)
     print("  columns: " + repr(columns))
-    for label, row in zip(query_tokens, matrix):
+    for label, row in zip(query_tokens if rows is None else rows, matrix):
         print("  " + repr(label) + ": " + ", ".join(repr(float(x)) for x in row))
 
 
@@ -106,14 +111,181 @@ def script_for_state(state: PlaygroundState, setting: str = "") -> str:
         xq, xkv = (xs[0], xs[0]) if len(xs) == 1 else xs
         lines += [f"Q = {xq} @ W_Q", f"K = {xkv} @ W_K", f"V = {xkv} @ W_V"]
     lines.append("")
-    lines.append(_mask(str(state.mask_mode), state.mask()))
+    if state.mask_mode == "sliding":
+        lines += sliding_lines(state.options.window, state.options.sinks)
+    else:
+        lines.append(_mask(str(state.mask_mode), state.mask()))
     scale = float(state.scale())
     lines.append(f"scale = {scale!r}  # {_scale_note(state)}")
-    body = _BODY
-    for field, heading in STEP_LINES:
-        columns = "[f'v{j}' for j in range(V.shape[1])]" if field == "output" else "key_tokens"
-        body += f"show({heading!r}, {field}, {columns})\n"
-    return "\n".join(lines) + body
+    lines += option_lines(state)
+    body = _BODY.replace("STEPS_BODY", steps_body(state))
+    fields = [f for f, _ in OPTIONAL_LINES if f in optional_fields(state)]
+    for field, heading in [*(line for line in OPTIONAL_LINES if line[0] in fields), *STEP_LINES]:
+        columns = "[f'v{j}' for j in range(output.shape[1])]" if field == "output" else "key_tokens"
+        if field in ("q_rotated", "k_rotated"):
+            columns = "[f'k{j}' for j in range(Q.shape[1])]"
+        rows = ", key_tokens" if field == "k_rotated" else ""
+        body += f"show({heading!r}, {field}, {columns}{rows})\n"
+    return "\n".join(lines) + body + extra_sections(state, HEAD_LINE, FLASH_LINE[1])
+
+
+def optional_fields(state: PlaygroundState) -> set[str]:
+    """The optional steps the state's options turn on (``AttentionSteps`` fields)."""
+    o = state.options
+    out = {"q_rotated", "k_rotated"} if o.rotary_base is not None else set()
+    return out | ({"biased"} if o.alibi else set()) | ({"capped"} if o.softcap is not None else set())
+
+
+def _positions_lines() -> list[str]:
+    return ["# positions: the queries sit at the last positions of the keys (as rows decoded after a prompt)",
+            "query_pos = np.arange(len(query_tokens))[:, None] + (len(key_tokens) - len(query_tokens))",
+            "key_pos = np.arange(len(key_tokens))[None, :]"]
+
+
+def sliding_lines(window: int, sinks: int) -> list[str]:
+    """The sliding-window mask, written as its rule."""
+    return [*_positions_lines(),
+            f"window, sinks = {int(window)}, {int(sinks)}  # the sliding window and the attention sinks",
+            "# causal; a query sees itself and the window - 1 keys before it, and the first `sinks` keys",
+            "mask = (key_pos <= query_pos) & ((key_pos > query_pos - window) | (key_pos < sinks))"]
+
+
+_ROTATE = '''
+
+def rotate(x, positions):
+    """Rotary positions in the rotate-half layout (Hugging Face's Llama): pair c = (column c, column c + dims/2)
+    of the first rotary_dims columns turns by the angle position * rotary_base ** (-2c / rotary_dims)."""
+    half = rotary_dims // 2
+    angles = positions[:, None] * (1.0 / rotary_base ** (np.arange(0, rotary_dims, 2) / rotary_dims))
+    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)
+    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
+    part = x[:, :rotary_dims]
+    turned = np.concatenate([-part[:, half:], part[:, :half]], axis=-1)
+    return np.concatenate([part * cos + turned * sin, x[:, rotary_dims:]], axis=-1)
+
+'''
+
+_REPEAT_KV = '''
+
+def repeat_kv(x):
+    """K or V with each K/V head's columns repeated for the query heads of its group: what one head over all
+    of d_k reads (grouped-query attention)."""
+    parts = np.split(x, num_kv_heads, axis=-1)
+    return np.concatenate([p for p in parts for _ in range(num_heads // num_kv_heads)], axis=-1)
+
+'''
+
+
+def option_lines(state: PlaygroundState) -> list[str]:
+    """The values (and helper functions) of the modern options that are on."""
+    from attention_core import alibi_slopes
+
+    o, out = state.options, []
+    if o.rotary_base is not None:
+        dims = o.rotary_dims or state.dims["d_k"]
+        out += [f"rotary_base = {float(o.rotary_base)!r}",
+                f"rotary_dims = {int(dims)}  # how many leading columns of Q and K turn, in pairs", _ROTATE]
+    if o.alibi:
+        slope = float(alibi_slopes(state.num_heads)[0])
+        out += [] if state.mask_mode == "sliding" else _positions_lines()
+        out += [f"alibi_slope = {slope!r}  # ALiBi: head 0's slope of {state.num_heads} head(s) (Press et al.)",
+                "bias = -alibi_slope * np.abs(query_pos - key_pos)  # distance costs"]
+    if o.softcap is not None:
+        out.append(f"softcap = {float(o.softcap)!r}  # soft-capping: scores squashed into (-softcap, softcap)")
+    if o.num_kv_heads is not None:
+        out += [f"num_heads, num_kv_heads = {state.num_heads}, {o.num_kv_heads}  # grouped-query attention: "
+                "K and V hold num_kv_heads heads", _REPEAT_KV]
+    return out
+
+
+def steps_body(state: PlaygroundState) -> str:
+    """The computation of every step, the optional ones where they are on, in ``attention_steps``' order."""
+    o = state.options
+    grouped = o.num_kv_heads is not None
+    lines = ["K_read, V_read = repeat_kv(K), repeat_kv(V)"] if grouped else []
+    k, v = ("K_read", "V_read") if grouped else ("K", "V")
+    if o.rotary_base is not None:
+        lines += ["q_rotated = rotate(Q, np.arange(Q.shape[0]))", f"k_rotated = rotate({k}, np.arange({k}.shape[0]))",
+                  "scores = q_rotated @ k_rotated.T"]
+    else:
+        lines.append(f"scores = Q @ np.swapaxes({k}, -1, -2)")
+    lines.append("scaled = scores * scale")
+    last = "scaled"
+    if o.alibi:
+        lines.append("biased = scaled + bias")
+        last = "biased"
+    if o.softcap is not None:
+        lines.append(f"capped = softcap * np.tanh({last} / softcap)")
+        last = "capped"
+    lines += [f"masked = {last} if mask is None else np.where(mask, {last}, -np.inf)",
+              "weights = softmax_rows(masked)", f"output = weights @ {v}"]
+    return "\n".join(lines)
+
+
+_FLASH = '''
+
+def flash_attention(q, k, v):
+    """FlashAttention-2's forward pass: each block of query rows sweeps the key blocks, keeping a running row
+    max m, a running sum l and an un-normalised output o, rescaled by exp(m_old - m_new) when a larger max
+    arrives; the Lq x Lk matrix is never formed."""
+    out = np.zeros((q.shape[0], v.shape[1]))
+    for r0 in range(0, q.shape[0], block_q):
+        rows = slice(r0, min(r0 + block_q, q.shape[0]))
+        n = rows.stop - rows.start
+        m, l, o = np.full(n, -np.inf), np.zeros(n), np.zeros((n, v.shape[1]))
+        for c0 in range(0, k.shape[0], block_k):
+            cols = slice(c0, min(c0 + block_k, k.shape[0]))
+            s = (q[rows] @ k[cols].T) * scale
+BIAS_CAP_MASK
+            if not np.isfinite(s).any():
+                continue  # the mask blocks the whole tile: skipped
+            m_new = np.maximum(m, s.max(axis=1))
+            m_safe = np.where(np.isfinite(m_new), m_new, 0.0)  # a row with nothing seen yet
+            p = np.exp(s - m_safe[:, None])
+            rescale = np.exp(m - m_safe)
+            l = l * rescale + p.sum(axis=1)
+            o = o * rescale[:, None] + p @ v[cols]
+            m = m_new
+        out[rows] = np.divide(o, l[:, None], out=np.zeros_like(o), where=l[:, None] > 0)
+    return out
+
+'''
+
+
+def extra_sections(state: PlaygroundState, head_line: str, flash_heading: str) -> str:
+    """With K/V heads: every query head's weights with its group's K/V head (the Multi-head view's maps). With
+    any modern option on: FlashAttention's tiled pass, printed beside the output it must equal."""
+    o, out = state.options, ""
+    if o.num_kv_heads is not None:
+        h, kv = state.num_heads, o.num_kv_heads
+        out += ("\n\n# The query heads, each reading its group's K/V head (the Multi-head view's maps)\n"
+                f"d_head = Q.shape[1] // num_heads\nhead_scale = {float(state.scale(state.dims['d_k'] // h))!r}\n"
+                "for h in range(num_heads):\n"
+                f"    g = h // {h // kv}\n"
+                "    s_h = (Q[:, h * d_head:(h + 1) * d_head] @ K[:, g * d_head:(g + 1) * d_head].T) * head_scale\n"
+                "    w_h = softmax_rows(s_h if mask is None else np.where(mask, s_h, -np.inf))\n"
+                f"    show(f{head_line!r}, w_h, key_tokens)\n")
+    if not with_tiles(state):
+        return out
+    k, v = ("K_read", "V_read") if o.num_kv_heads is not None else ("K", "V")
+    q, k = ("q_rotated", "k_rotated") if o.rotary_base is not None else ("Q", k)
+    tile = []
+    if o.alibi:
+        tile.append("            s = s + bias[rows, cols]")
+    if o.softcap is not None:
+        tile.append("            s = softcap * np.tanh(s / softcap)")
+    tile.append("            s = s if mask is None else np.where(mask[rows, cols], s, -np.inf)")
+    return (out + f"\n\nblock_q, block_k = {o.block_q}, {o.block_k}  # query rows and key columns per tile\n"
+            + _FLASH.replace("BIAS_CAP_MASK", "\n".join(tile))
+            + f"\nflash_output = flash_attention({q}, {k}, {v})\n"
+            f"show({flash_heading!r}, flash_output, [f'v{{j}}' for j in range(flash_output.shape[1])])\n"
+            "print('largest |flash output - output|: ' + repr(float(np.abs(flash_output - output).max(initial=0))))\n")
+
+
+def with_tiles(state: PlaygroundState) -> bool:
+    """Whether the script runs FlashAttention's tiles too: with any modern option on or block sizes chosen."""
+    o = state.options
+    return bool(o.on(state.mask_mode)) or (o.block_q, o.block_k) != (2, 2)
 
 
 def _scale_note(state: PlaygroundState) -> str:
@@ -136,8 +308,10 @@ def parse_printed(text: str) -> dict[str, tuple[list[str], list[str], np.ndarray
     """Read what a script prints back: step field -> (row labels, column labels, numbers). For tests and for
     anyone checking a script against the window."""
     import ast
+    import re
 
-    heads = {heading: field for field, heading in STEP_LINES}
+    heads = {heading: field for field, heading in (*OPTIONAL_LINES, *STEP_LINES, FLASH_LINE)}
+    head_re = re.compile(re.escape(HEAD_LINE).replace(r"\{h\}", r"(\d+)").replace(r"\{g\}", r"\d+"))
     out: dict[str, tuple[list[str], list[str], np.ndarray]] = {}
     field = None
     labels: list[str] = []
@@ -147,7 +321,8 @@ def parse_printed(text: str) -> dict[str, tuple[list[str], list[str], np.ndarray
         if line in heads or not line.startswith("  "):
             if field is not None:
                 out[field] = (labels, columns, np.array(rows, dtype=np.float64).reshape(len(labels), len(columns)))
-            field = heads.get(line)
+            head = head_re.fullmatch(line)
+            field = heads.get(line) if head is None else f"head:{head.group(1)}"
             labels, columns, rows = [], [], []
         elif field is not None and line.startswith("  columns: "):
             columns = list(ast.literal_eval(line[len("  columns: "):]))
@@ -158,4 +333,5 @@ def parse_printed(text: str) -> dict[str, tuple[list[str], list[str], np.ndarray
     return out
 
 
-__all__: Sequence[str] = ("STEP_LINES", "parse_printed", "script_for_model", "script_for_state")
+__all__: Sequence[str] = ("FLASH_LINE", "OPTIONAL_LINES", "STEP_LINES", "parse_printed", "script_for_model",
+                          "script_for_state")

@@ -60,6 +60,8 @@ def _softmax_text(row: np.ndarray, j: int, weight: float) -> str:
 def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -> Explanation:
     """Explain cell (i, j) of ``view`` in scores/scaled/masked/weights/output."""
     s = result.steps
+    if view in OPTIONAL_EXPLAINED:
+        return explain_optional(view, i, j, state, result)
     qt, kt = state.query_tokens, state.key_tokens
     lq, lk = s.scores.shape
     if not (0 <= i < lq and 0 <= j < (s.output.shape[1] if view == "output" else lk)):
@@ -67,8 +69,12 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
     q_src = "Q" if state.mode == "qkv" else "Q = X·W_Q"
     hl_q = ("Q", (i,), (), ())
     if view == "scores":
-        pairs = list(zip(result.q[i].tolist(), result.k[j].tolist()))
-        html = (f"{_b(f'score[{qt[i]}, {kt[j]}]')} = Q[{qt[i]}] · K[{kt[j]}] = {_terms(pairs)} = "
+        rotated = s.q_rotated is not None and s.k_rotated is not None
+        q_rows = s.q_rotated if s.q_rotated is not None else s.q
+        k_rows = s.k_rotated if s.k_rotated is not None else s.k
+        pairs = list(zip(q_rows[i].tolist(), k_rows[j].tolist()))
+        names = ("q_rotated", "k_rotated") if rotated else ("Q", "K")
+        html = (f"{_b(f'score[{qt[i]}, {kt[j]}]')} = {names[0]}[{qt[i]}] · {names[1]}[{kt[j]}] = {_terms(pairs)} = "
                 f"{_b(fmt(s.scores[i, j]))}<br><span>The dot product of the query row and the key row "
                 f"({q_src}). Large when they point the same way <i>and</i> are long.</span>")
         return Explanation(html, {hl_q[0]: hl_q[1:], "K": ((j,), (), ()), "scores": ((), (), ((i, j),))})
@@ -80,11 +86,14 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
     # (output columns are value dimensions, not keys: the mask is never indexed with them; found by fuzzing)
     blocked = view != "output" and s.mask is not None and not bool(s.mask[i, j])
     if view == "masked":
-        if blocked:
+        before = "capped" if s.capped is not None else "biased" if s.biased is not None else "scaled"
+        if blocked and state.mask_mode == "sliding":
+            html = f"{_b(f'masked[{qt[i]}, {kt[j]}]')} = {_b('−∞')}: {sliding_reason(i, j, state)}"
+        elif blocked:
             html = (f"{_b(f'masked[{qt[i]}, {kt[j]}]')} = {_b('−∞')}: the {state.mask_mode} mask blocks query "
                     f"'{qt[i]}' from key '{kt[j]}', so exp(−∞) = 0 and its weight is exactly 0.")
         else:
-            html = (f"{_b(f'masked[{qt[i]}, {kt[j]}]')} = scaled = {_b(fmt(s.masked[i, j]))} (allowed: the mask "
+            html = (f"{_b(f'masked[{qt[i]}, {kt[j]}]')} = {before} = {_b(fmt(s.masked[i, j]))} (allowed: the mask "
                     f"lets query '{qt[i]}' see key '{kt[j]}').")
         return Explanation(html, {"scaled": ((), (), ((i, j),)), "masked": ((), (), ((i, j),))})
     if view == "weights":
@@ -101,12 +110,88 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
         html += f"<br>Softmax over the row of '{qt[i]}': the weights sum to {s.weights[i].sum():.4f}."
         return Explanation(html, {"masked": ((i,), (), ()), "weights": ((), (), ((i, j),))})
     if view == "output":
-        pairs = list(zip(s.weights[i].tolist(), result.v[:, j].tolist()))
+        pairs = list(zip(s.weights[i].tolist(), s.v[:, j].tolist()))
         html = (f"{_b(f'output[{qt[i]}, v{j}]')} = Σ<sub>k</sub> weight[{qt[i]}, k] · V[k, v{j}] = "
                 f"{_terms(pairs)} = {_b(fmt(s.output[i, j]))}<br>A weighted average of column v{j} of V, "
                 f"with the weights of row '{qt[i]}'.")
         return Explanation(html, {"weights": ((i,), (), ()), "V": ((), (j,), ())})
     return Explanation("")
+
+
+OPTIONAL_EXPLAINED = ("q_rotated", "k_rotated", "biased", "capped")
+
+
+def explain_optional(view: str, i: int, j: int, state: PlaygroundState, result: Result) -> Explanation:
+    """A cell of an optional step: its rotation, bias or cap with the numbers plugged in."""
+    s = result.steps
+    qt, kt = state.query_tokens, state.key_tokens
+    arr = getattr(s, view, None)
+    if arr is None or not (0 <= i < arr.shape[0] and 0 <= j < arr.shape[1]):
+        return Explanation("")
+    cell = ((), (), ((i, j),))
+    if view in ("q_rotated", "k_rotated"):
+        return _explain_rotation(view, i, j, state, result)
+    if view == "biased":
+        assert s.bias is not None
+        bias = float(np.broadcast_to(s.bias, s.scaled.shape)[i, j])
+        html = (f"{_b(f'biased[{qt[i]}, {kt[j]}]')} = scaled + bias = {fmt(s.scaled[i, j])} + ({fmt(bias)}) = "
+                f"{_b(fmt(float(arr[i, j])))}<br>ALiBi: bias = −slope · distance; the further the key from the "
+                "query, the lower its score (no position is added to Q or K).")
+        return Explanation(html, {"scaled": cell, "biased": cell})
+    before = "biased" if s.biased is not None else "scaled"
+    x, c = float(getattr(s, before)[i, j]), float(s.softcap or 0.0)
+    html = (f"{_b(f'capped[{qt[i]}, {kt[j]}]')} = c · tanh(x / c) = {fmt(c)} · tanh({fmt(x)} / {fmt(c)}) = "
+            f"{_b(fmt(float(arr[i, j])))}<br>Soft-capping: a score stays below ±{fmt(c)} however large it "
+            "grows; small ones pass almost unchanged.")
+    return Explanation(html, {before: cell, "capped": cell})
+
+
+def _explain_rotation(view: str, i: int, c: int, state: PlaygroundState, result: Result) -> Explanation:
+    """q_rotated[i, c] or k_rotated[i, c]: the turn of its column pair at its position."""
+    s = result.steps
+    side, src = ("q", s.q) if view == "q_rotated" else ("k", s.k)
+    token = (state.query_tokens if side == "q" else state.key_tokens)[i]
+    dims = int(s.rotary_dims or src.shape[1])
+    value = float(getattr(s, view)[i, c])
+    name = f"{view}[{token}, {c}]"
+    editor = "Q" if side == "q" else "K"
+    if c >= dims:
+        html = (f"{_b(name)} = {editor}[{token}, {c}] = {_b(fmt(value))}: only the first {dims} columns turn "
+                "(partial rotary); this one passes through unchanged.")
+        return Explanation(html, {view: ((), (), ((i, c),)), editor: ((i,), (), ())})
+    half = dims // 2
+    pair = c % half
+    base = float(s.rotary_base or 0.0)
+    positions = s.positions[0 if side == "q" else 1] if s.positions is not None else np.arange(src.shape[0])
+    pos = int(positions[i])
+    theta = pos * base ** (-2 * pair / dims)
+    x, y = float(src[i, pair]), float(src[i, pair + half])
+    if c < half:
+        formula = f"x·cosθ − y·sinθ = {_p(x)}·cos {_p(theta)} − {_p(y)}·sin {_p(theta)}"
+    else:
+        formula = f"y·cosθ + x·sinθ = {_p(y)}·cos {_p(theta)} + {_p(x)}·sin {_p(theta)}"
+    html = (f"{_b(name)} = {formula} = {_b(fmt(value))}<br>Columns {pair} and {pair + half} turn together as a pair "
+            f"(x, y) by θ = position · base<sup>−2i/dims</sup> = {pos} · {base:g}<sup>−2·{pair}/{dims}</sup> = "
+            f"{fmt(theta)} rad: the later the token, the further it turns, so q·k sees only their distance.")
+    return Explanation(html, {view: ((), (), ((i, c),)), editor: ((i,), (), ())})
+
+
+def _p(v: float) -> str:
+    """A number in a formula, in parentheses when negative (no "− −0.5")."""
+    return f"({fmt(v)})" if v < 0 else fmt(v)
+
+
+def sliding_reason(i: int, j: int, state: PlaygroundState) -> str:
+    """Why the sliding mask blocks query i from key j: ahead of the query, or outside the window and not a sink."""
+    o = state.options
+    lq, lk = state.dims["Lq"], state.dims["Lk"]
+    p = i + lk - lq  # the queries sit at the last positions
+    qt, kt = state.query_tokens, state.key_tokens
+    if j > p:
+        return f"key '{kt[j]}' comes after query '{qt[i]}' (the sliding window is causal)."
+    sinks = (f"not a sink (the sinks are keys 0…{o.sinks - 1})" if o.sinks else "and there are no sinks")
+    return (f"key '{kt[j]}' (position {j}) is outside the window of query '{qt[i]}' (W = {o.window}: positions "
+            f"{max(p - o.window + 1, 0)}…{p}), {sinks}; so exp(−∞) = 0 and its weight is exactly 0.")
 
 
 def scale_words(state: PlaygroundState) -> str:

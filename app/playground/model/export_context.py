@@ -1,16 +1,18 @@
-"""What a Playground export must name about its setting, Qt-free: the preset (or "edited"), the mask, the scale,
-and the colour bar's unit. Every Playground view's exports (steps, multi-head, vectors, flow, 3D, the pipeline
-figure) ask here, so they all name the setting alike."""
+"""What a Playground export must name about its setting, Qt-free: the preset (or "edited"), the mask, the scale, the
+modern options that are on (rotary, ALiBi, soft-cap, window and sinks, K/V heads) and the colour bar's unit. Every
+Playground view's exports (steps, multi-head, vectors, flow, 3D, the pipeline figure) ask here, so they all name the
+setting alike."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.common.titles import ExportContext, colorbar_label
 from app.playground.model.colour_range import SHARED_STEPS
 
 if TYPE_CHECKING:
     from app.playground.model.playground import PlaygroundModel
+    from app.playground.model.state import PlaygroundState
 
 
 def playground_context(model: PlaygroundModel) -> ExportContext:
@@ -21,7 +23,16 @@ def playground_context(model: PlaygroundModel) -> ExportContext:
     steps = model.result
     d_k = int(steps.q.shape[-1])
     return ExportContext(preset=name, mask=str(model.mask_mode), scale=float(steps.scale), d_k=d_k,
-                         mode=mode_text(str(model.mode), str(model.kind)))
+                         mode=mode_text(str(model.mode), str(model.kind)), **option_context(model.state))
+
+
+def option_context(state: PlaygroundState) -> dict[str, Any]:
+    """The ``ExportContext`` fields of the modern options that are on (rotary, ALiBi, soft-cap, window and sinks,
+    K/V heads); the command line's export passes a state built from its flags through here too."""
+    o = state.options
+    return {"rotary_base": o.rotary_base, "rotary_dims": o.rotary_dims, "alibi": o.alibi, "softcap": o.softcap,
+            "window": o.window if state.mask_mode == "sliding" else None, "sinks": o.sinks,
+            "heads": state.num_heads, "kv_heads": o.num_kv_heads}
 
 
 MODE_TEXT = {"qkv": "Q, K, V given",

@@ -29,15 +29,17 @@ from app.common.evented import Evented, ModelEvents, event
 from app.playground.model import texts as text
 from app.playground.model.colour_range import StepColours, step_colours
 from app.playground.model.explain import Explanation, explain, explain_multihead, with_projection_sources
+from app.playground.model.option_edits import OPTION_FIELDS, OptionEdits
 from app.playground.model.preset_memory import PresetMemory
-from app.playground.model.shown import STEP_VIEWS, cell_exists, compute, compute_shown
+from app.playground.model.shown import CELL_VIEWS, cell_exists, compute, compute_shown
 from app.playground.model.state import MASK_MODES, MODES, PlaygroundState, Result
 from attention_core import AttentionSteps
 from attention_core.presets import Preset, get_preset
 
-INPUT_FIELDS = frozenset({"mode", "tokens", "dims", "matrices", "scale", "mask", "heads", "device", "preset"})
-ANNOUNCED_ORDER = ("mode", "dims", "tokens", "matrices", "scale", "mask", "heads", "device", "devices", "preset",
-                   "story", "result", "colours", "pinned", "hovered", "explanation")
+INPUT_FIELDS = frozenset({"mode", "tokens", "dims", "matrices", "scale", "mask", "heads", "device", "preset",
+                          "options"})
+ANNOUNCED_ORDER = ("mode", "dims", "tokens", "matrices", "scale", "mask", "heads", "options", "blocks", "device",
+                   "devices", "preset", "story", "result", "flash", "colours", "pinned", "hovered", "explanation")
 """The order views hear of a commit's changes in: inputs, then what is derived from them."""
 Highlights = dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]]
 Cell = tuple[str, int, int]
@@ -61,10 +63,13 @@ class PlaygroundEvents(ModelEvents):
     pinned = event()
     hovered = event()
     explanation = event()   # explanation text and the highlights that go with it
+    options = event()       # rotary, ALiBi, soft-cap, window/sinks, K/V heads (``option_edits``)
+    blocks = event()        # FlashAttention's block sizes
+    flash = event()         # ``model.flash`` is stale: read it again (computed when asked for)
     colours = event()       # the step maps' colour ranges (with the shared-range option; also after "result")
 
 
-class PlaygroundModel(Evented):
+class PlaygroundModel(OptionEdits, Evented):
     """Everything the Playground shows or edits, evented. Mutators raise ``ValueError`` and change nothing."""
 
     events: PlaygroundEvents
@@ -96,6 +101,7 @@ class PlaygroundModel(Evented):
         self._preset_key: object = None
         self._presets = PresetMemory()  # what undo, redo and a session find a preset by (a real head's too)
         self._pending: Result | None = None
+        self._flash, self._flash_note = None, ""
         self._computation = compute(self.state)
         if preset:
             self.load_preset(preset)
@@ -132,6 +138,8 @@ class PlaygroundModel(Evented):
         if name in ("mode", "kind", "dims", "matrices", "query_tokens", "key_tokens", "scale_mode",
                     "custom_scale", "mask_mode", "padding_keep", "custom_mask", "num_heads", "device"):
             return getattr(self.__dict__["state"], name)
+        if name in OPTION_FIELDS:
+            return getattr(self.__dict__["state"].options, name)
         raise AttributeError(name)
 
     def snapshot(self, arrays: bool = False) -> dict[str, Any]:
@@ -337,7 +345,7 @@ class PlaygroundModel(Evented):
         if cell is None:
             return Explanation("")
         view, i, j = cell
-        if view in STEP_VIEWS:
+        if view in CELL_VIEWS:
             return explain(view, i, j, self.state, self._computation)
         return explain_multihead(view, i, j, self.state, self._computation)
 
@@ -358,6 +366,9 @@ class PlaygroundModel(Evented):
             self.flow = text.flow_html(st, res)
             if "matrices" in fields and not matrices:
                 matrices = frozenset(st.matrices)
+        if fields & {"result", "blocks"}:
+            self._flash = None  # computed again when asked for (``flash``)
+            fields.add("flash")
         if fields & {"result", "colours"}:
             # "⚠ range changed" answers an edit; a preset's (or a real head's) new inputs changed no range
             self.colours = step_colours(self._computation.steps, self.shared_range,

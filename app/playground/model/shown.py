@@ -13,6 +13,10 @@ from attention_core import STEP_NAMES
 DISPLAY_LIMIT = 1e150
 """The largest magnitude a shown number may have: a colour range of ±1e308 overflows (found by the monkey test)."""
 STEP_VIEWS = STEP_NAMES  # the five step maps, by the AttentionSteps field each shows
+OPTIONAL_VIEWS = ("q_rotated", "k_rotated", "biased", "capped")
+"""The maps of the optional steps (``AttentionSteps`` fields, None while their option is off)."""
+CELL_VIEWS = (*STEP_VIEWS, *OPTIONAL_VIEWS)
+"""Every step map a cell can be pinned or hovered in (an optional one only while it is on)."""
 
 
 def compute(state: PlaygroundState) -> Result:
@@ -52,9 +56,9 @@ def cell_exists(c: Result, view: str, row: int, col: int) -> bool:
     """Whether ``view`` (a step map, a head "head:N" or a multi-head map) of result ``c`` has the cell (row, col)."""
     if row < 0 or col < 0:
         return False
-    if view in STEP_VIEWS:
-        arr = getattr(c.steps, view)
-        return row < arr.shape[0] and col < arr.shape[1]
+    if view in CELL_VIEWS:
+        arr = getattr(c.steps, view, None)
+        return arr is not None and row < arr.shape[0] and col < arr.shape[1]
     mh = c.heads
     if mh is None:
         return False

@@ -14,23 +14,25 @@ from typing import Any
 import numpy as np
 
 from app.common.validation import SCALE, check_scale
-from app.playground.model.preset_setting import apply_preset_setting
+from app.playground.model import options as opt
+from app.playground.model.preset_setting import apply_preset_setting, load_preset_inputs
 from attention_core import AttentionSteps, attention_steps, causal_mask, default_scale
 from attention_core.multihead_steps import MultiHeadSteps, multi_head_steps
 from attention_core.presets import Preset
 
 MAX_TOKENS = 32
-MAX_DIM = 64
+MAX_DIM = 128
 MODES = ("qkv", "projection")
 ATTENTION_KINDS = ("self", "cross")
-MASK_MODES = ("none", "causal", "padding", "custom")
+MASK_MODES = ("none", "causal", "padding", "custom", "sliding")
 SCALE_MODES = ("sqrt", "one", "custom")
 
-# Which matrices exist in which mode; each entry: (name, rows-dimension, cols-dimension)
+# Which matrices exist in which mode; each entry: (name, rows-dimension, cols-dimension). d_k_kv and d_v_kv: d_k and
+# d_v, or their share for grouped K/V heads (``options.kv_widths``)
 MATRIX_SHAPES = {
-    "Q": ("Lq", "d_k"), "K": ("Lk", "d_k"), "V": ("Lk", "d_v"),
+    "Q": ("Lq", "d_k"), "K": ("Lk", "d_k_kv"), "V": ("Lk", "d_v_kv"),
     "X": ("Lq", "d_model"), "X_q": ("Lq", "d_model"), "X_kv": ("Lk", "d_model"),
-    "W_Q": ("d_model", "d_k"), "W_K": ("d_model", "d_k"), "W_V": ("d_model", "d_v"),
+    "W_Q": ("d_model", "d_k"), "W_K": ("d_model", "d_k_kv"), "W_V": ("d_model", "d_v_kv"),
     "W_O": ("d_v", "d_v"),  # multi-head output projection: concat (d_v) -> output (d_v)
 }
 
@@ -78,6 +80,7 @@ class PlaygroundState:
         self.device = "cpu"
         self.preset_name = ""
         self.story = ""
+        self.options = opt.AttentionOptions()  # rotary, ALiBi, soft-cap, window, K/V heads, blocks
         self._fill_missing()
 
     # ------------------------------------------------------------------ structure
@@ -91,7 +94,13 @@ class PlaygroundState:
 
     def shape_of(self, name: str) -> tuple[int, int]:
         rows, cols = MATRIX_SHAPES[name]
-        return self.dims[rows], self.dims[cols]
+        return self.size(rows), self.size(cols)
+
+    def size(self, dim: str) -> int:
+        """A dimension's size: ``dims``, or the K and V widths grouped K/V heads give."""
+        if dim in ("d_k_kv", "d_v_kv"):
+            return opt.kv_widths(self.dims, self.num_heads, self.options)[dim == "d_v_kv"]
+        return self.dims[dim]
 
     def row_labels(self, name: str) -> list[str]:
         rows = MATRIX_SHAPES[name][0]
@@ -107,8 +116,8 @@ class PlaygroundState:
         cols = MATRIX_SHAPES[name][1]
         if name == "W_O":
             return [f"o{j}" for j in range(self.dims[cols])]
-        prefix = {"d_k": "k", "d_v": "v", "d_model": "x"}[cols]
-        return [f"{prefix}{j}" for j in range(self.dims[cols])]
+        prefix = {"d_k": "k", "d_v": "v", "d_model": "x", "d_k_kv": "k", "d_v_kv": "v"}[cols]
+        return [f"{prefix}{j}" for j in range(self.size(cols))]
 
     @property
     def tied_tokens(self) -> bool:
@@ -179,7 +188,8 @@ class PlaygroundState:
             dim = "Lq"
         self.dims[dim] = int(n)
         if self.num_heads > 1 and not self._heads_fit(self.num_heads):
-            self.num_heads = 1
+            self.num_heads, self.options.num_kv_heads = 1, None
+        self.options.set_rotary(self.options.rotary_base, self.options.rotary_dims, self.dims["d_k"])  # still fits?
         self._fill_missing()
 
     def set_token(self, side: str, index: int, text: str) -> None:
@@ -208,7 +218,7 @@ class PlaygroundState:
             m, d_k, d_v = self.matrices, self.dims["d_k"], self.dims["d_v"]
             self.dims["d_model"] = d_k
             m["X"], m["X_q"], m["X_kv"] = m["Q"].copy(), m["Q"].copy(), m["K"].copy()
-            m["W_Q"], m["W_K"], m["W_V"] = np.eye(d_k), np.eye(d_k), np.eye(d_k, d_v)
+            m["W_Q"], m["W_K"], m["W_V"] = np.eye(d_k), np.eye(d_k), np.eye(d_k, d_v)  # (_fill_missing: K/V heads)
             if kind == "self" and self.dims["Lq"] != self.dims["Lk"]:
                 kind = "cross"  # one X cannot hold different query and key sequences
         elif mode == "projection" and kind != self.kind:
@@ -249,35 +259,21 @@ class PlaygroundState:
             raise ValueError(
                 f"{h} heads do not divide d_k = {self.dims['d_k']} and d_v = {self.dims['d_v']} evenly"
             )
-        self.num_heads = int(h)
+        kv = self.options.num_kv_heads  # kept while it still divides the heads
+        self.num_heads, self.options.num_kv_heads = int(h), None if kv is None or h % kv else opt.check_kv_heads(kv, h)
+        self._fill_missing()
+
+    def set_kv_heads(self, n: int | None) -> None:
+        self.options.num_kv_heads = opt.check_kv_heads(n, self.num_heads)
+        self._fill_missing()
 
     def valid_head_counts(self) -> list[int]:
         return [h for h in range(1, min(self.dims["d_k"], self.dims["d_v"]) + 1) if self._heads_fit(h)]
 
     def load_preset(self, preset: Preset) -> None:
-        """Replace the inputs with a preset's (projection mode when it has X and W)."""
-        self.preset_name, self.story = preset.name, preset.story
-        self.query_tokens, self.key_tokens = list(preset.query_tokens), list(preset.key_tokens)
-        self.dims.update(Lq=preset.q.shape[0], Lk=preset.k.shape[0], d_k=preset.q.shape[1], d_v=preset.v.shape[1])
-        self.matrices["Q"], self.matrices["K"], self.matrices["V"] = (np.array(a, dtype=np.float64)
-                                                                     for a in (preset.q, preset.k, preset.v))
-        if preset.x_q is not None:  # has_projections
-            self.mode = "projection"
-            self.kind = "self" if preset.self_attention else "cross"
-            self.dims["d_model"] = preset.x_q.shape[1]
-            if self.kind == "self":
-                self.matrices["X"] = np.array(preset.x_q, dtype=np.float64)
-            else:
-                self.matrices["X_q"] = np.array(preset.x_q, dtype=np.float64)
-                self.matrices["X_kv"] = np.array(preset.x_kv, dtype=np.float64)
-            for name, w in (("W_Q", preset.w_q), ("W_K", preset.w_k), ("W_V", preset.w_v)):
-                self.matrices[name] = np.array(w, dtype=np.float64)
-        else:
-            self.mode = "qkv"
-        # the setting its story describes: 1/√d_k, no mask, unless it brings its own (apply_preset_setting)
-        self.mask_mode, self.num_heads, self.scale_mode = "none", 1, "sqrt"
-        self.padding_keep = [True] * self.dims["Lk"]
-        self.custom_mask = np.ones((self.dims["Lq"], self.dims["Lk"]), dtype=bool)
+        """Replace the inputs with a preset's (projection mode when it has X and W) and take the setting it
+        brings: its scale and mask, every modern option off (``preset_setting``)."""
+        load_preset_inputs(self, preset)
         self._fill_missing()
         apply_preset_setting(self, preset)
 
@@ -300,7 +296,7 @@ class PlaygroundState:
             return np.broadcast_to(np.asarray(self.padding_keep, dtype=bool), (lq, lk)).copy()
         if self.mask_mode == "custom":
             return self.custom_mask.copy()
-        return None
+        return opt.sliding_mask(lq, lk, self.options) if self.mask_mode == "sliding" else None
 
     def scale(self, d_k: int | None = None) -> float:
         """The multiplier for width ``d_k`` (default: the full d_k; a head passes its own width)."""
@@ -313,8 +309,9 @@ class PlaygroundState:
     def compute(self) -> Result:
         """Every step, through attention_core (the only place maths happens). numpy only: no torch import."""
         q, k, v = self.projected()
-        mask = self.mask()
-        steps = attention_steps(q, k, v, mask=mask, scale=self.scale(), device=self.device)
+        mask, h, kv = self.mask(), self.num_heads, self.options.kv_heads(self.num_heads)
+        steps = attention_steps(q, opt.expand_kv(k, h, kv), opt.expand_kv(v, h, kv), mask=mask, scale=self.scale(),
+                                device=self.device, **opt.step_options(self.options, h, q.shape[0], k.shape[0]))
         return Result(q, k, v, mask, steps)
 
     def compute_heads(self, result: Result) -> Result:
@@ -324,9 +321,10 @@ class PlaygroundState:
         """
         if self.num_heads <= 1:
             return result
+        kv = {} if self.options.num_kv_heads is None else {"num_kv_heads": self.options.num_kv_heads}
         heads = multi_head_steps(result.q, result.k, result.v, self.num_heads, w_o=self.matrices["W_O"],
                                  mask=result.mask, scale=self.scale(self.dims["d_k"] // self.num_heads),
-                                 device=self.device)
+                                 device=self.device, **kv)
         return Result(result.q, result.k, result.v, result.mask, result.steps, heads)
 
     # ------------------------------------------------------------------ snapshots
@@ -340,6 +338,7 @@ class PlaygroundState:
             "scale_mode": self.scale_mode, "custom_scale": self.custom_scale, "mask_mode": self.mask_mode,
             "padding_keep": list(self.padding_keep), "custom_mask": self.custom_mask.tolist(),
             "num_heads": self.num_heads, "preset_name": self.preset_name, "story": self.story,
+            **self.options.snapshot(),
         }
 
     def restore(self, snap: dict[str, Any]) -> None:
@@ -365,6 +364,10 @@ class PlaygroundState:
                 if not 1 <= n <= limit:
                     raise ValueError(f"{k} = {n} is outside 1…{limit}")
             s.mode, s.kind, s.dims = mode, kind, dims
+            s.num_heads = int(snap.get("num_heads", 1))
+            if not s._heads_fit(s.num_heads):
+                raise ValueError(f"{s.num_heads} heads do not divide d_k and d_v")
+            s.options = opt.AttentionOptions.from_snapshot(snap, dims, s.num_heads)  # (defaults: an older session)
             s.query_tokens = [str(t) for t in snap["query_tokens"]]
             s.key_tokens = [str(t) for t in snap["key_tokens"]]
             if len(s.query_tokens) != dims["Lq"] or len(s.key_tokens) != dims["Lk"]:
@@ -389,9 +392,6 @@ class PlaygroundState:
             s.custom_mask = np.array(snap.get("custom_mask", np.ones((dims["Lq"], dims["Lk"]))), dtype=bool)
             if len(s.padding_keep) != dims["Lk"] or s.custom_mask.shape != (dims["Lq"], dims["Lk"]):
                 raise ValueError("mask settings do not match Lq/Lk")
-            s.num_heads = int(snap.get("num_heads", 1))
-            if not s._heads_fit(s.num_heads):
-                raise ValueError(f"{s.num_heads} heads do not divide d_k and d_v")
             s.preset_name = str(snap.get("preset_name", ""))
             s.story = str(snap.get("story", ""))
         except (KeyError, TypeError) as exc:

@@ -16,11 +16,12 @@ from attention_core import attention_entropy
 from attention_core.presets import Preset
 
 MASK_CAPTIONS = {"none": "no mask", "causal": "causal: no looking ahead", "padding": "padding keys blocked",
-                 "custom": "custom: click a cell to block it"}
+                 "custom": "custom: click a cell to block it", "sliding": "sliding window: only the last keys"}
 MASK_HINTS = {"none": "Every query sees every key.",
               "causal": "Query i sees keys 0…i (True = may attend).",
               "padding": "Untick a key to mark it as padding: no query may attend to it.",
-              "custom": "Click a cell in ③ Masked or ④ Weights to block or unblock it."}
+              "custom": "Click a cell in ③ Masked or ④ Weights to block or unblock it.",
+              "sliding": "Query i sees keys i−W+1…i (the window W) and the first S keys (the sinks); causal."}
 SUMMARY_ROWS = 4
 STEP_MARKS = dict(zip(("scores", "scaled", "masked", "weights", "output"), "①②③④⑤"))
 """The on-screen number of each step (exports spell steps out instead: no circled digits in a file's title)."""
