@@ -79,6 +79,7 @@ _LAZY = {
     "rotate": "positions", "alibi_bias": "positions", "alibi_slopes": "positions", "rotary_pair_angles": "positions",
     "sliding_window_mask": "masks", "OPTIONAL_STEPS": "steps",
     "flash_steps": "tiled", "FlashSteps": "tiled", "FlashTile": "tiled",
+    "kv_cache_bytes_per_token": "multihead_steps", "check_kv_heads": "multihead_steps",
     "Experiment": "tiny.experiments", "ExperimentRun": "tiny.experiments", "EXPERIMENT_PRESETS": "tiny.experiments",
     "EXPERIMENT_NAMES": "tiny.experiments", "TASK_RECIPES": "tiny.experiments", "task_recipe": "tiny.experiments",
     "build_runs": "tiny.experiments", "load_runs_file": "tiny.experiments", "write_summary_csv": "tiny.experiments",
