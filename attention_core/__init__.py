@@ -87,6 +87,7 @@ _LAZY = {
     "probe_preset_causality": "tiny.probe", "probe_checkpoint": "tiny.probe",
     "load_pretrained": "pretrained", "PretrainedModel": "pretrained", "PretrainedError": "pretrained",
     "Trace": "pretrained", "ModelInfo": "pretrained",
+    "Generation": "pretrained", "GenerationStep": "pretrained", "Decoder": "pretrained",
     "head_scores": "phenomena", "HeadScores": "phenomena", "repeated_tokens": "phenomena", "ablate": "phenomena",
     "ablation_scan": "phenomena",
 }

@@ -7,12 +7,17 @@ out, never a fused kernel) and keeps every layer's and head's q, k, v, scores, w
 ``PretrainedModel.forward(ids, ablate={(layer, head): "zero" | mean vector})`` switches heads off. Bad input raises
 ``PretrainedError`` (a ``ValueError``) naming the file and the reason. ``transformers`` is never imported: it is the
 tests' reference only. Layers and heads are numbered from 0 in this library.
+``PretrainedModel.generate(prompt, ...) -> Generation`` writes token by token over a key/value cache (policies
+``CACHE_POLICIES``); ``PretrainedModel.decoder(prompt, ...) -> Decoder`` does it one ``step()`` at a time.
 """
 
 from __future__ import annotations
 
+from .cache_policy import CACHE_POLICIES
 from .errors import PretrainedError
+from .generate import Decoder, Generation, GenerationStep
 from .model import PretrainedModel, load_pretrained, token_losses
 from .trace import ModelInfo, Trace
 
-__all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses"]
+__all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses", "Decoder",
+           "Generation", "GenerationStep", "CACHE_POLICIES"]

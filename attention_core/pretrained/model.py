@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -23,6 +23,9 @@ from .errors import PretrainedError
 from .forward import Ablation, ForwardOutput, ForwardPass, ModelWeights
 from .tokenizer import HFTokenizer, OwnVocab
 from .trace import ModelInfo, Trace
+
+if TYPE_CHECKING:
+    from .generate import Decoder, Generation
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 TRACE_RECORD = frozenset({"weights", "qkv", "head_out"})
@@ -163,6 +166,25 @@ class PretrainedModel:
                      self.info, note, q=stack("q"), k=stack("k"), v=stack("v"),
                      head_outputs=stack("head_out"), scales=self.spec.scales, masks=masks,
                      display=self.token_strings, ablated=tuple(sorted((int(li), int(h)) for li, h in ablate or ())))
+
+    # --- writing --------------------------------------------------------------------------------------
+    def generate(self, prompt: Any, *, max_new_tokens: int = 20, temperature: float = 0.0, top_k: int | None = None,
+                 top_p: float | None = None, seed: int = 0, cache: str = "full", window: int | None = None,
+                 sinks: int = 4, stop_at_eos: bool = True) -> Generation:
+        """Write up to ``max_new_tokens`` after ``prompt`` (text or ids) over a key/value cache; see ``generate``."""
+        from .generate import generate
+
+        return generate(self, prompt, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
+                        top_p=top_p, seed=seed, cache=cache, window=window, sinks=sinks, stop_at_eos=stop_at_eos)
+
+    def decoder(self, prompt: Any, *, temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+                seed: int = 0, cache: str = "full", window: int | None = None, sinks: int = 4,
+                stop_at_eos: bool = True) -> Decoder:
+        """A stepper over the same decoding as ``generate``: ``step()``, ``undo()``, ``set_sampling``, ``set_cache``."""
+        from .generate import Decoder
+
+        return Decoder(self, prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, cache=cache,
+                       window=window, sinks=sinks, stop_at_eos=stop_at_eos)
 
 
 @contextmanager

@@ -1,0 +1,103 @@
+"""Which keys a decoding cache keeps, and what it costs: the policies ``full``, ``window`` and ``sinks``.
+
+``full`` keeps every past key and value. ``window`` keeps the last ``window`` positions (the query's own included),
+as Mistral's sliding window does. ``sinks`` keeps the first ``sinks`` positions and the last ``window - sinks``
+(StreamingLLM: the first tokens soak up attention that has nowhere else to go, so dropping them hurts more than
+dropping any other). Each is a rule on positions: query position q may see key position k (k <= q) when
+
+- full:   always;
+- window: q - k < window;
+- sinks:  k < sinks or q - k < window - sinks.
+
+Because the rule depends only on positions, a prompt run in one pass under the rule's mask leaves the same cache as
+the same tokens fed one at a time with eviction, which is what makes a whole-sequence reference possible.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+CACHE_POLICIES = ("full", "window", "sinks")
+
+
+def _int(name: str, value: Any, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """A checked policy: ``cache`` one of ``CACHE_POLICIES``; ``window`` (None for full) and ``sinks`` (0 unless
+    ``cache == "sinks"``)."""
+
+    cache: str = "full"
+    window: int | None = None
+    sinks: int = 0
+
+    @classmethod
+    def make(cls, cache: Any = "full", window: Any = None, sinks: Any = 4) -> CachePolicy:
+        """Check the options and build the policy; bad ones raise ``ValueError`` naming the option."""
+        if cache not in CACHE_POLICIES:
+            raise ValueError(f"cache must be one of {', '.join(CACHE_POLICIES)}, got {cache!r}")
+        if window is not None:
+            window = _int("window", window, low=1)
+        sinks = _int("sinks", sinks, low=0)
+        if cache == "full":
+            return cls("full", None, 0)
+        if window is None:
+            raise ValueError(f"cache={cache!r} needs a window (how many positions the cache keeps)")
+        if cache == "window":
+            return cls("window", window, 0)
+        if sinks >= window:
+            raise ValueError(f"sinks ({sinks}) must be smaller than the window ({window}): the cache keeps the first "
+                             f"sinks positions and the last window - sinks")
+        return cls("sinks", window, sinks)
+
+    @property
+    def full(self) -> bool:
+        return self.cache == "full"
+
+    def sees(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Bool, broadcast of q and k positions: True where the policy keeps key k for query q (k <= q assumed)."""
+        if self.window is None:
+            return torch.ones(torch.broadcast_shapes(q.shape, k.shape), dtype=torch.bool, device=q.device)
+        recent = q - k < self.window - self.sinks
+        return recent | (k < self.sinks) if self.sinks else recent
+
+    def mask(self, positions: torch.Tensor) -> torch.Tensor | None:
+        """(T, T) mask of a whole run over ``positions`` (None for full: the model's own causal mask is enough)."""
+        if self.full:
+            return None
+        return self.sees(positions[:, None], positions[None, :])
+
+    def kept(self, query_position: int, length: int) -> list[int]:
+        """The positions a query at ``query_position`` sees among 0..length-1 (sorted)."""
+        k = torch.arange(min(length, query_position + 1))
+        return k[self.sees(torch.tensor(query_position), k)].tolist()
+
+    def describe(self) -> str:
+        if self.full:
+            return "full"
+        if self.cache == "window":
+            return f"window {self.window}"
+        return f"sinks {self.sinks} + last {self.window - self.sinks}"  # type: ignore[operator]
+
+
+def cache_bytes(layers: int, kv_heads: int, positions: int, d_head: int, bytes_per_element: int) -> int:
+    """Keys and values of every layer: 2 × layers × kv heads × positions × d_head × bytes per element."""
+    return 2 * layers * kv_heads * positions * d_head * bytes_per_element
+
+
+def kl_divergence(p_logits: torch.Tensor, q_logits: torch.Tensor) -> float:
+    """KL(p ‖ q) in nats of the softmax distributions of two logit vectors (p: the reference)."""
+    logp = torch.log_softmax(p_logits.double(), dim=-1)
+    logq = torch.log_softmax(q_logits.double(), dim=-1)
+    value = float((logp.exp() * (logp - logq)).sum())
+    return max(value, 0.0) if math.isfinite(value) else math.inf
