@@ -24,4 +24,5 @@ VIEWS = (
     PlaygroundView("vectors", "Vectors", "app.playground.views.vectors.view"),
     PlaygroundView("three_d", "3D", "app.playground.views.three_d.view"),
     PlaygroundView("flow", "Flow", "app.playground.views.flow.view"),
+    PlaygroundView("tiles", "Tiles", "app.playground.views.tiles.view"),
 )
