@@ -1,7 +1,11 @@
 """Multi-head view: Q/K/V split into heads, each head's weights, the concatenation, W_O and the output.
 
-Reading order, top to bottom: (1) Q, K, V with a line between the column bands each head takes; (2) one weight
-map per head; (3) the heads' outputs side by side (concat), W_O, and the final output. Numbers come from
+Reading order, top to bottom: the K/V-heads control (grouped-query / multi-query attention: fewer K/V heads than
+query heads, one undo step, refused with its reason beside it) and what it does (which query heads share each K/V
+head, in that K/V head's colour; parameters and KV-cache bytes per token against standard multi-head, from
+``app.playground.views.multihead.model``); (1) Q, K, V with a line between the column bands each head takes; (2)
+one weight map per head, grouped in a frame of its K/V head's colour; (3) the heads' outputs side by side (concat),
+W_O, and the final output. Numbers come from
 ``attention_core.multi_head_steps`` (``Result.heads``), the text from the model; this widget only draws them,
 on the model's ``result`` event while shown (a hidden view catches up when shown).
 """
@@ -11,14 +15,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout, QWidget
 
 from app.playground.model.concealment import MULTIHEAD_REVEALS, Concealment
 from app.playground.model.export_context import playground_context
 from app.playground.model.playground import PlaygroundModel
+from app.playground.views.multihead.model import group_colour, grouping_html, kv_grouping
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
+from app.widgets.theme import current_colors
 
 if TYPE_CHECKING:
     from app.playground.qt.commands import UndoableEdits
@@ -36,11 +42,32 @@ class MultiHeadView(RedrawWhenShown, QWidget):
     mapDoubleClicked = Signal(str)
     """A map's name, on a double-click (presentation mode shows that map alone)."""
 
-    def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: PlaygroundModel, edits: UndoableEdits | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = model
+        self.model, self.edits = model, edits
         outer = QVBoxLayout(self)
         outer.setContentsMargins(2, 2, 2, 2)
+        kv_row = QHBoxLayout()
+        self.kv_heads = QSpinBox()
+        self.kv_heads.setObjectName("kvHeads")
+        self.kv_heads.setRange(0, 999)  # out of range is refused by the model, its reason beside the control
+        self.kv_heads.setKeyboardTracking(False)
+        self.kv_heads.setToolTip("K/V heads: 1 = multi-query, as many as Heads = standard multi-head; in between, "
+                                 "grouped-query (it must divide Heads)")
+        self.kv_heads.valueChanged.connect(self._on_kv_heads)
+        self.kv_refusal = QLabel()
+        self.kv_refusal.setObjectName("kvRefusal")
+        self.kv_refusal.setWordWrap(True)
+        kv_row.addWidget(QLabel("K/V heads"))
+        kv_row.addWidget(self.kv_heads)
+        kv_row.addWidget(self.kv_refusal, 1)
+        outer.addLayout(kv_row)
+        self.grouping = QLabel()
+        self.grouping.setObjectName("kvGrouping")
+        self.grouping.setWordWrap(True)
+        self.grouping.setTextFormat(Qt.TextFormat.RichText)
+        outer.addWidget(self.grouping)
         self.info = QLabel()
         self.info.setWordWrap(True)
         self.info.setObjectName("multiheadInfo")
@@ -69,7 +96,8 @@ class MultiHeadView(RedrawWhenShown, QWidget):
             hm.setMinimumSize(200, 160)
             self.rows[2].addWidget(hm)
             self._connect(hm, name)
-        self._layout_heads = -1
+        self._layout_heads: tuple[int, ...] = ()
+        self.group_frames: list[QFrame] = []
         self.concealment = Concealment.of(model)
         model.events.result.connect(self.request_redraw)
         self.concealment.events.changed.connect(self.request_redraw)
@@ -111,18 +139,57 @@ class MultiHeadView(RedrawWhenShown, QWidget):
         for name, hm in self.named_heatmaps().items():
             hm.set_selected(cell if name == view else None)
 
-    def _ensure(self, h: int) -> None:
-        if self._layout_heads == h:
+    def _on_kv_heads(self, n: int) -> None:
+        if self.edits is None or n == self._kv_now():
             return
-        for hm in self.head_maps:
-            self.rows[1].removeWidget(hm)
-            hm.deleteLater()
-        self.head_maps = [HeatmapWidget(title=f"head {i + 1}: weights", ) for i in range(h)]
+        heads = self.model.num_heads
+        ok = self.edits.apply(f"K/V heads {n}", lambda m: m.set_kv_heads(None if n == heads else n),
+                              on_refused=lambda msg: self.kv_refusal.setText(
+                                  f"<span style='color:{current_colors().bad}'>{msg}</span>"))
+        if ok:
+            self.kv_refusal.setText("")
+        else:  # the old value stays: the control shows it again
+            self._show_kv()
+
+    def _kv_now(self) -> int:
+        kv = getattr(self.model, "kv_heads", None)
+        return int(kv if kv is not None else self.model.num_heads)
+
+    def _show_kv(self) -> None:
+        with QSignalBlocker(self.kv_heads):
+            self.kv_heads.setValue(self._kv_now())
+        self.kv_heads.setEnabled(self.model.num_heads > 1 or self._kv_now() != 1)
+
+    def _ensure(self, kv_head_of: tuple[int, ...]) -> None:
+        """One weight map per query head, in a frame per K/V head (its colour) holding the heads that share it."""
+        if self._layout_heads == kv_head_of:
+            return
+        for frame in self.group_frames:
+            self.rows[1].removeWidget(frame)
+            frame.deleteLater()
+        h = len(kv_head_of)
+        self.head_maps = [HeatmapWidget(title=f"head {i + 1}: weights") for i in range(h)]
+        self.group_frames = []
+        for g in range(max(kv_head_of) + 1):
+            frame = QFrame()
+            frame.setObjectName(f"kvGroup{g}")
+            frame.setStyleSheet(f"QFrame#kvGroup{g} {{ border: 3px solid {group_colour(g)}; border-radius: 4px; }}")
+            box = QVBoxLayout(frame)
+            box.setContentsMargins(4, 2, 4, 4)
+            members = [i for i in range(h) if kv_head_of[i] == g]
+            title = QLabel(f"<span style='color:{group_colour(g)}'><b>K/V head {g + 1}</b></span> · query head"
+                           f"{'s' if len(members) > 1 else ''} {', '.join(str(i + 1) for i in members)}")
+            box.addWidget(title)
+            maps = QHBoxLayout()
+            box.addLayout(maps, 1)
+            for i in members:
+                self.head_maps[i].setMinimumSize(160 if h > 4 else 200, 160)
+                maps.addWidget(self.head_maps[i])
+            self.rows[1].addWidget(frame)
+            self.group_frames.append(frame)
         for n, hm in enumerate(self.head_maps):
-            hm.setMinimumSize(160 if h > 4 else 200, 160)
-            self.rows[1].addWidget(hm)
             self._connect(hm, f"head:{n}")
-        self._layout_heads = h
+        self._layout_heads = kv_head_of
 
     def redraw(self) -> None:
         self._stale = False
@@ -130,6 +197,10 @@ class MultiHeadView(RedrawWhenShown, QWidget):
         state, result = model.state, model.computation
         h = state.num_heads
         withheld = self.concealment.withheld_message(*MULTIHEAD_REVEALS)
+        self._show_kv()
+        grouping = kv_grouping(model)
+        self.grouping.setVisible(grouping is not None)
+        self.grouping.setText(grouping_html(grouping) if grouping is not None else "")
         if result.heads is None or withheld:  # one head (nothing split), or a lesson's question covers the heads
             self.info.setText(model.heads_info + (f"<br><b>{withheld}.</b>" if withheld else ""))
             self.body.setVisible(False)
@@ -137,16 +208,19 @@ class MultiHeadView(RedrawWhenShown, QWidget):
         self.body.setVisible(True)
         self.info.setText(model.heads_info)
         mh = result.heads
-        self._ensure(h)
+        assert grouping is not None
+        self._ensure(grouping.kv_head_of)
         q_tok, k_tok = state.query_tokens, state.key_tokens
         blocked = None if mh.heads.mask is None else ~mh.heads.mask
+        kv = grouping.kv_heads
         for name, mat, rows, prefix in (("Q", result.q, q_tok, "k"), ("K", result.k, k_tok, "k"),
                                         ("V", result.v, k_tok, "v")):
             hm = self.split_maps[name]
+            parts = f"{h} heads" if name == "Q" or kv == h else f"{kv} K/V head{'s' if kv > 1 else ''}"
             hm.set_data(mat, rows, [f"{prefix}{j}" for j in range(mat.shape[1])], kind="signed",
-                        title=f"{name} split into {h} heads", row_title="query" if name == "Q" else "key",
+                        title=f"{name} split into {parts}", row_title="query" if name == "Q" else "key",
                         col_title="column")
-            hm.set_column_groups(h)
+            hm.set_column_groups(h if name == "Q" else kv)
         for i in range(h):
             blk = None if blocked is None else np.broadcast_to(blocked, mh.heads.weights.shape)[i]
             self.head_maps[i].set_data(mh.heads.weights[i], q_tok, k_tok, blocked=blk, kind="weights",
@@ -169,4 +243,4 @@ class MultiHeadView(RedrawWhenShown, QWidget):
 
 def build(model: PlaygroundModel, edits: UndoableEdits) -> QWidget:
     """The view for the Playground's tab (``app/playground/views/registry.py``)."""
-    return MultiHeadView(model)
+    return MultiHeadView(model, edits)
