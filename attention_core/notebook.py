@@ -23,7 +23,7 @@ import numpy as np
 
 STEP_ORDER = ("scores", "scaled", "masked", "weights", "output")
 STEP_LABELS = {"scores": "① Scores Q·Kᵀ", "scaled": "② × scale", "masked": "③ Masked", "weights": "④ Softmax weights",
-               "output": "⑤ Output = weights·V"}
+               "output": "⑤ Output = weights·V", "biased": "+ bias", "capped": "c·tanh(x/c)"}
 CELL_MAX, CELL_MIN = 40, 6
 NUMBERS_MIN_CELL = 30  # "-0.42" at 10 px needs about 28 px
 MAP_SIDE = 320  # a map wider than this shrinks its cells (down to CELL_MIN)
@@ -153,9 +153,13 @@ def _note(text: str, x: float, y: float) -> str:
 
 
 def steps_svg(steps: Any, queries: Sequence[object] | None = None, keys: Sequence[object] | None = None,
-              shown: Sequence[str] = STEP_ORDER, max_maps: int = 8) -> str:
+              shown: Sequence[str] | None = None, max_maps: int = 8) -> str:
     """An ``AttentionSteps``' maps side by side (queries down, keys across; the output's columns are its
-    dimensions). Batched steps draw one row per index, up to ``max_maps``."""
+    dimensions). Batched steps draw one row per index, up to ``max_maps``. By default the five steps, with the
+    biased and soft-capped scores between scaled and masked when those steps are on; rotary is named below."""
+    if shown is None:
+        optional = [n for n in ("biased", "capped") if getattr(steps, n, None) is not None]
+        shown = (*STEP_ORDER[:2], *optional, *STEP_ORDER[2:])
     weights = np.asarray(steps.weights)
     lq, lk = weights.shape[-2:]
     rows, cols = _labels(queries, lq, "q"), _labels(keys, lk, "k")
@@ -181,8 +185,12 @@ def steps_svg(steps: Any, queries: Sequence[object] | None = None, keys: Sequenc
     if len(indices) > max_maps:
         parts.append(_note(f"… {len(indices) - max_maps} more of {len(indices)} not drawn", 4, y + 10))
         y += 18
-    parts.append(_note(f"scale {steps.scale:.4g} · mask: {'none' if steps.mask is None else 'True = may attend'}",
-                       4, y + 10))
+    note = f"scale {steps.scale:.4g} · mask: {'none' if steps.mask is None else 'True = may attend'}"
+    if getattr(steps, "rotary_base", None) is not None:
+        note += f" · rotary base {steps.rotary_base:g} on {steps.rotary_dims} columns (scores of rotated q, k)"
+    if getattr(steps, "softcap", None) is not None:
+        note += f" · soft-cap {steps.softcap:g}"
+    parts.append(_note(note, 4, y + 10))
     return _svg(parts, width, y + 18)
 
 
