@@ -140,8 +140,8 @@ def test_a_long_causal_text_is_cut_exactly_and_a_long_bidirectional_one_is_refus
     np.testing.assert_allclose(cut, t.attentions[0, 0, :MAX_TOKENS, :MAX_TOKENS], atol=1e-6)  # exact: causal
     with pytest.raises(ValueError, match="reads every token"):
         playground_head(fake_trace(40, causal=False), 0, 0)
-    with pytest.raises(ValueError, match="at most 64 columns"):
-        playground_head(fake_trace(4, d_head=80), 0, 0)
+    with pytest.raises(ValueError, match="at most 128 columns"):
+        playground_head(fake_trace(4, d_head=130), 0, 0)
     assert unique_names(["a", "␣b", "a", " "]) == ["a@0", "␣b", "a@2", "␣"]
 
 

@@ -1,14 +1,16 @@
 """A real head as Playground inputs: its q, k and v for the text (the first 32 tokens at most), the model's own
-scale and mask, and a title naming model, layer, head and text. Qt-free.
+scale and mask, its parts (q and k *before* rotation with the rotary base and width, so the Playground's rotate step
+turns them as the model did; its sliding window; its soft-cap; which K/V head it reads), and a title naming model,
+layer, head and text. Qt-free. The parts come from ``Trace.head_setting``.
 
 Cutting is exact for a causal head: query t only reads keys 0..t, so the first N rows of the head's weights are the
-same whether the text goes on or not (the note says when the text was cut). A head wider than the Playground's 64
+same whether the text goes on or not (the note says when the text was cut). A head wider than the Playground's 128
 columns is refused with the reason. Layers and heads are numbered from 0, as the library and the literature do."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
 
 MAX_TOKENS = 32
 """The Playground's largest matrix side (``app.playground.model.state.MAX_TOKENS``)."""
-MAX_DIM = 64
+MAX_DIM = 128
 """The Playground's widest matrix (``app.playground.model.state.MAX_DIM``)."""
 TEXT_IN_TITLE = 40
 
@@ -35,6 +37,13 @@ class PlaygroundHead:
     mask: str
     allowed: np.ndarray | None
     note: str
+    options: dict[str, Any] = field(default_factory=dict)
+    """The head's modern options for ``PlaygroundModel.load_preset(preset, options)``: ``rotary_base`` and
+    ``rotary_dims``, ``softcap``, ``window`` (and ``sinks``); only those the head has."""
+    kv_head: int = 0
+    """The K/V head this query head reads, of ``kv_heads`` (grouped-query attention when fewer than ``heads``)."""
+    kv_heads: int = 1
+    heads: int = 1
 
     @property
     def title(self) -> str:
@@ -49,9 +58,9 @@ def quoted(text: str, limit: int = TEXT_IN_TITLE) -> str:
 
 def playground_head(trace: Trace, layer: int, head: int, text: str = "") -> PlaygroundHead:
     """The head (0-based ``layer``, ``head``) of ``trace`` as Playground inputs; ValueError when it cannot be shown
-    there (a head wider than 64 columns)."""
-    steps = trace.head_steps(layer, head)  # validates layer and head
-    d_head = int(steps.q.shape[1])
+    there (a head wider than 128 columns)."""
+    setting = trace.head_setting(layer, head)  # validates layer and head
+    d_head = int(np.shape(setting["q"])[1])
     if d_head > MAX_DIM:
         raise ValueError(f"this model's heads are {d_head} wide; the Playground shows at most {MAX_DIM} columns")
     n = min(len(trace), MAX_TOKENS)
@@ -62,7 +71,8 @@ def playground_head(trace: Trace, layer: int, head: int, text: str = "") -> Play
         raise ValueError(f"this head reads every token (no causal mask): it cannot be cut to the Playground's "
                          f"{MAX_TOKENS} tokens; use a text of at most {MAX_TOKENS} tokens")
     names = unique_names(trace.tokens[:n])
-    q, k, v = (np.asarray(a[:n], dtype=np.float64) for a in (steps.q, steps.k, steps.v))
+    q, k, v = (np.asarray(setting[x][:n], dtype=np.float64) for x in ("q", "k", "v"))
+    options, parts = head_options(setting, n)
     allowed = None if mask is None else np.asarray(mask[:n, :n], dtype=bool)
     if allowed is None:
         mode = "none"
@@ -72,12 +82,41 @@ def playground_head(trace: Trace, layer: int, head: int, text: str = "") -> Play
         mode = "custom"  # a local (sliding-window) layer: causal and within the window
     name = f"{trace.name} L{layer}H{head}"
     title = f"{trace.name} · layer {layer} head {head} · {quoted(text or ''.join(trace.tokens))}"
-    story = (f"{title}: the real q, k and v of this head for your text (d_head {d_head}, scale {steps.scale:.4g}, "
-             f"{'causal' if mode == 'causal' else mode} mask). Every step below is this head's own computation.")
+    scale = float(setting["scale"])
+    kv_head, kv_heads, heads = (int(setting.get(x, d)) for x, d in (("kv_head", 0), ("kv_heads", 1), ("heads", 1)))
+    if kv_heads < heads:
+        group = heads // kv_heads
+        parts.append(f"its K/V head {kv_head} of {kv_heads} (shared with query heads "
+                     f"{kv_head * group}…{(kv_head + 1) * group - 1})")
+    story = (f"{title}: the real q, k and v of this head for your text (d_head {d_head}, scale {scale:.4g}, "
+             f"{'causal' if mode == 'causal' else mode} mask{''.join('; ' + p for p in parts)}). Every step below "
+             "is this head's own computation." + (f" ({setting['note']}.)" if setting.get("note") else ""))
     preset = Preset(name=name, title=title, story=story, query_tokens=tuple(names), key_tokens=tuple(names),
-                    q=q, k=k, v=v, source=f"{trace.name}, layer {layer}, head {head}", scale=float(steps.scale),
+                    q=q, k=k, v=v, source=f"{trace.name}, layer {layer}, head {head}", scale=scale,
                     allowed=None if mask is None else np.asarray(mask[:n, :n], dtype=bool))
-    return PlaygroundHead(preset, float(steps.scale), mode, allowed, note)
+    return PlaygroundHead(preset, scale, mode, allowed, note, options, kv_head, kv_heads, heads)
+
+
+def head_options(setting: dict[str, Any], n: int) -> tuple[dict[str, Any], list[str]]:
+    """The Playground options of a head's setting (``Trace.head_setting``) cut to ``n`` tokens, and the story's words
+    for them. Its q and k come before rotation only at positions 0…n−1 (the Playground's): others are refused."""
+    options: dict[str, Any] = {}
+    parts = []
+    if setting.get("rotary_base") is not None:
+        positions = np.asarray(setting["positions"])[:n]
+        if not np.array_equal(positions, np.arange(n)):
+            raise ValueError("this head's positions do not count 0, 1, 2, …: the Playground rotates its q and k at "
+                             "positions 0…L−1 only")
+        dims = setting.get("rotary_dims")
+        options.update(rotary_base=float(setting["rotary_base"]), rotary_dims=None if dims is None else int(dims))
+        parts.append(f"rotary base {float(setting['rotary_base']):g}" + (f" on {dims} columns" if dims else ""))
+    if setting.get("window") is not None:
+        options["window"] = int(setting["window"])
+        parts.append(f"a sliding window of {int(setting['window'])}")
+    if setting.get("softcap") is not None:
+        options["softcap"] = float(setting["softcap"])
+        parts.append(f"soft-cap {float(setting['softcap']):g}")
+    return options, parts
 
 
 def unique_names(tokens: list[str]) -> list[str]:

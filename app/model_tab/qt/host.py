@@ -103,4 +103,4 @@ def apply_head(model: Any, head: PlaygroundHead) -> None:
     """Load ``head`` into a ``PlaygroundModel`` (one head; its preset brings the inputs, the scale and the mask, so
     the Playground's story stays the head's until something is edited). Called inside one undo step."""
     model.set_heads(1)
-    model.load_preset(head.preset)
+    model.load_preset(head.preset, head.options)

@@ -195,3 +195,20 @@ def step_options(options: AttentionOptions, heads: int, lq: int, lk: int) -> dic
     if options.softcap is not None:
         out["softcap"] = options.softcap
     return out
+
+
+def apply_head_options(state: Any, options: dict[str, Any]) -> None:
+    """Put a real head's own options into a state that has just loaded its inputs: ``rotary_base`` and
+    ``rotary_dims``, ``softcap``, and ``window`` (with ``sinks``: the sliding mask, which must equal the mask the head
+    brought). ValueError when one does not fit the head."""
+    o = state.options
+    if options.get("rotary_base") is not None:
+        o.set_rotary(options["rotary_base"], options.get("rotary_dims"), state.dims["d_k"])
+    if options.get("softcap") is not None:
+        o.softcap = check_softcap(options["softcap"])
+    if options.get("window") is not None:
+        o.window, o.sinks = check_window(options["window"], options.get("sinks", 0))
+        before = state.mask()
+        state.mask_mode = "sliding"
+        if before is None or not np.array_equal(before, state.mask()):
+            raise ValueError("the head's mask is not the sliding window it names")

@@ -30,6 +30,7 @@ from app.playground.model import texts as text
 from app.playground.model.colour_range import StepColours, step_colours
 from app.playground.model.explain import Explanation, explain, explain_multihead, with_projection_sources
 from app.playground.model.option_edits import OPTION_FIELDS, OptionEdits
+from app.playground.model.options import apply_head_options
 from app.playground.model.preset_memory import PresetMemory
 from app.playground.model.shown import CELL_VIEWS, cell_exists, compute, compute_shown
 from app.playground.model.state import MASK_MODES, MODES, PlaygroundState, Result
@@ -253,9 +254,15 @@ class PlaygroundModel(OptionEdits, Evented):
         self._guarded(lambda s: setattr(s, "device", device))
         self._commit({"device"})
 
-    def load_preset(self, preset: str | Preset) -> None:
+    def load_preset(self, preset: str | Preset, options: dict[str, Any] | None = None) -> None:
+        """Load a preset with the options it comes with (a real head's rotary, soft-cap, window), in one step."""
         p = get_preset(preset) if isinstance(preset, str) else preset
-        self._guarded(lambda s: s.load_preset(p))
+
+        def load(s: PlaygroundState) -> None:
+            s.load_preset(p)
+            apply_head_options(s, options or {})
+
+        self._guarded(load)
         self._preset, self._preset_key = p, self._presets.remember(p, given=not isinstance(preset, str))
         self._commit(set(INPUT_FIELDS), new_inputs=True)
 
@@ -345,9 +352,7 @@ class PlaygroundModel(OptionEdits, Evented):
         if cell is None:
             return Explanation("")
         view, i, j = cell
-        if view in CELL_VIEWS:
-            return explain(view, i, j, self.state, self._computation)
-        return explain_multihead(view, i, j, self.state, self._computation)
+        return (explain if view in CELL_VIEWS else explain_multihead)(view, i, j, self.state, self._computation)
 
     def _commit(self, fields: set[str], matrices: frozenset[str] = frozenset(), new_inputs: bool = False) -> None:
         """Recompute everything derived, then emit one event per changed thing and ``changed``."""
