@@ -11,7 +11,8 @@ The map, by subject (read the top first):
   ``padding_mask``; **mask convention: True = may attend**), ``metrics`` (``attention_entropy``, ``focus_score``),
   ``multihead_steps`` (the multi-head split made visible: ``multi_head_steps``, ``parameter_count``),
   ``multihead`` (``MultiHeadAttention``, the torch module the transformer trains), ``positions`` (``POSITIONAL_KINDS``,
-  ``sinusoidal_table``, ``rotary_angles``, ``apply_rotary``), ``presets`` (the worked examples), ``projection``
+  ``sinusoidal_table``, ``rotary_angles``, ``apply_rotary``; ``rotate``, ``alibi_bias``: attention_steps' options),
+  ``tiled`` (``flash_steps``: FlashAttention's tiles), ``presets`` (the worked examples), ``projection``
   (``pca_2d``); and what they share: ``_validate``, ``devices`` (``available_devices``, ``resolve_device``),
   ``fileio`` (``atomic_write``); ``notebook`` (how results draw themselves in Jupyter: SVG from numpy).
 - ``tiny/``: the tiny transformer this app trains and what is measured on it: ``model`` (``TinyTransformer``,
@@ -28,9 +29,8 @@ The map, by subject (read the top first):
   ``.trace(text) -> Trace``, ``PretrainedError``); ``phenomena/``: ``head_scores``, ``repeated_tokens``, ``ablate``,
   ``ablation_scan`` on a loaded model.
 
-Where the next things go: rotary positions in ``positions`` (the real models' rotary tables in
-``pretrained/layers``); tiled (blockwise, online-softmax) attention as a module beside ``steps``, checked against
-it; decoding (sampling, a KV cache) in ``pretrained/`` for real models (the tiny model's greedy decoding is in
+Where the next things go: position schemes in ``positions`` (the real models' rotary tables in
+``pretrained/layers``); other tiled passes in ``tiled``, checked against ``steps``; decoding (sampling, a KV cache) in ``pretrained/`` for real models (the tiny model's greedy decoding is in
 ``tiny/analysis``); a model family as one entry of ``pretrained/families``. A subject past ~15 modules becomes
 its own subpackage.
 
