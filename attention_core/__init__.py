@@ -30,7 +30,8 @@ The map, by subject (read the top first):
   ``ablation_scan`` on a loaded model.
 
 Where the next things go: position schemes in ``positions`` (the real models' rotary tables in
-``pretrained/layers``); other tiled passes in ``tiled``, checked against ``steps``; decoding (sampling, a KV cache) in ``pretrained/`` for real models (the tiny model's greedy decoding is in
+``pretrained/layers``); other tiled passes in ``tiled``, checked against ``steps``; decoding (sampling, a KV cache)
+in ``pretrained/`` for real models (the tiny model's greedy decoding is in
 ``tiny/analysis``); a model family as one entry of ``pretrained/families``. A subject past ~15 modules becomes
 its own subpackage.
 
