@@ -1,11 +1,13 @@
-"""Copy as code: the Playground's current setting as a self-contained Python script, Qt-free.
-
-The script needs numpy alone. It rebuilds the inputs the Steps view uses — Q, K, V as given, or X (X_q and X_kv
-for cross-attention) and W_Q, W_K, W_V in projection mode —, the mask (True = may attend) and the scale, then
-prints the five steps (raw scores, scaled, masked, weights, output) row by row with the token labels, every number
-as ``repr`` (exact: it reads back as the same float). The arithmetic is ``attention_core.steps``' own (the same
-operations in the same order), so the printed numbers equal the ones on screen. With Heads > 1 the Steps view
-shows attention with one head over all of d_k (the split is the Multi-head view's), and so does the script.
+"""Copy as code: the Playground's current setting as a self-contained Python script, Qt-free. The script needs numpy
+alone. It rebuilds the inputs the Steps view uses — Q, K, V as given, or X (X_q and X_kv for cross-attention) and
+W_Q, W_K, W_V in projection mode —, the mask (True = may attend; the sliding window written as its rule) and the
+scale, then prints the five steps (raw scores, scaled, masked, weights, output) row by row with the token labels,
+every number as ``repr`` (exact: it reads back as the same float). The modern options add their steps before those
+(q_rotated, k_rotated, biased, capped), K/V heads add every query head's weights with its K/V head, and any modern
+option (or block sizes other than 2 × 2) adds FlashAttention's tiled pass and its output. The arithmetic is
+``attention_core.steps``' own (the same operations in the same order), so the printed numbers equal the ones on
+screen. With Heads > 1 the Steps view shows attention with one head over all of d_k (the split is the Multi-head
+view's), and so does the script.
 
 ``script_for_model(model)`` for the window (Edit → Copy as code), ``script_for_state(state, setting)`` for the
 command line (``export --view code --out FILE.py``).
@@ -17,6 +19,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from app.playground.model.options import DEFAULT_BLOCK, head_rotary_dims
 
 if TYPE_CHECKING:
     from app.playground.model.playground import PlaygroundModel
@@ -152,16 +156,17 @@ def sliding_lines(window: int, sinks: int) -> list[str]:
 
 _ROTATE = '''
 
-def rotate(x, positions):
+def rotate(x, positions, dims=None):
     """Rotary positions in the rotate-half layout (Hugging Face's Llama): pair c = (column c, column c + dims/2)
-    of the first rotary_dims columns turns by the angle position * rotary_base ** (-2c / rotary_dims)."""
-    half = rotary_dims // 2
-    angles = positions[:, None] * (1.0 / rotary_base ** (np.arange(0, rotary_dims, 2) / rotary_dims))
+    of the first dims columns (rotary_dims unless told) turns by the angle position * rotary_base ** (-2c / dims)."""
+    dims = rotary_dims if dims is None else dims
+    half = dims // 2
+    angles = positions[:, None] * (1.0 / rotary_base ** (np.arange(0, dims, 2) / dims))
     cos = np.concatenate([np.cos(angles)] * 2, axis=-1)
     sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
-    part = x[:, :rotary_dims]
+    part = x[:, :dims]
     turned = np.concatenate([-part[:, half:], part[:, :half]], axis=-1)
-    return np.concatenate([part * cos + turned * sin, x[:, rotary_dims:]], axis=-1)
+    return np.concatenate([part * cos + turned * sin, x[:, dims:]], axis=-1)
 
 '''
 
@@ -257,14 +262,7 @@ def extra_sections(state: PlaygroundState, head_line: str, flash_heading: str) -
     any modern option on: FlashAttention's tiled pass, printed beside the output it must equal."""
     o, out = state.options, ""
     if o.num_kv_heads is not None:
-        h, kv = state.num_heads, o.num_kv_heads
-        out += ("\n\n# The query heads, each reading its group's K/V head (the Multi-head view's maps)\n"
-                f"d_head = Q.shape[1] // num_heads\nhead_scale = {float(state.scale(state.dims['d_k'] // h))!r}\n"
-                "for h in range(num_heads):\n"
-                f"    g = h // {h // kv}\n"
-                "    s_h = (Q[:, h * d_head:(h + 1) * d_head] @ K[:, g * d_head:(g + 1) * d_head].T) * head_scale\n"
-                "    w_h = softmax_rows(s_h if mask is None else np.where(mask, s_h, -np.inf))\n"
-                f"    show(f{head_line!r}, w_h, key_tokens)\n")
+        out += _heads_section(state, head_line)
     if not with_tiles(state):
         return out
     k, v = ("K_read", "V_read") if o.num_kv_heads is not None else ("K", "V")
@@ -282,10 +280,37 @@ def extra_sections(state: PlaygroundState, head_line: str, flash_heading: str) -
             "print('largest |flash output - output|: ' + repr(float(np.abs(flash_output - output).max(initial=0))))\n")
 
 
+def _heads_section(state: PlaygroundState, head_line: str) -> str:
+    """Every query head's weights, reading its group's K/V head, with the options per head (the Multi-head view's
+    maps: ``options.head_options``)."""
+    from attention_core import alibi_slopes
+
+    o, h = state.options, state.num_heads
+    d_head = state.dims["d_k"] // h
+    dims = head_rotary_dims(o, d_head)
+    lines = ["", "", "# The query heads, each reading its group's K/V head (the Multi-head view's maps)",
+             "d_head = Q.shape[1] // num_heads", f"head_scale = {float(state.scale(d_head))!r}"]
+    if o.alibi:
+        lines.append(f"head_slopes = {[float(x) for x in alibi_slopes(h)]!r}  # ALiBi: each head's own slope")
+    lines += ["for h in range(num_heads):", "    g = h // (num_heads // num_kv_heads)",
+              "    q_h, k_h = Q[:, h * d_head:(h + 1) * d_head], K[:, g * d_head:(g + 1) * d_head]"]
+    if dims is not None:
+        lines += [f"    q_h = rotate(q_h, np.arange(len(q_h)), {dims})  # each head turns its own first columns",
+                  f"    k_h = rotate(k_h, np.arange(len(k_h)), {dims})"]
+    lines.append("    s_h = (q_h @ k_h.T) * head_scale")
+    if o.alibi:
+        lines.append("    s_h = s_h - head_slopes[h] * np.abs(query_pos - key_pos)")
+    if o.softcap is not None:
+        lines.append("    s_h = softcap * np.tanh(s_h / softcap)")
+    lines += ["    w_h = softmax_rows(s_h if mask is None else np.where(mask, s_h, -np.inf))",
+              f"    show(f{head_line!r}, w_h, key_tokens)", ""]
+    return "\n".join(lines)
+
+
 def with_tiles(state: PlaygroundState) -> bool:
     """Whether the script runs FlashAttention's tiles too: with any modern option on or block sizes chosen."""
     o = state.options
-    return bool(o.on(state.mask_mode)) or (o.block_q, o.block_k) != (2, 2)
+    return bool(o.on(state.mask_mode)) or (o.block_q, o.block_k) != (DEFAULT_BLOCK, DEFAULT_BLOCK)
 
 
 def _scale_note(state: PlaygroundState) -> str:

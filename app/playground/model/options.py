@@ -10,7 +10,8 @@ Choices written once here:
 - Rotary rotates the first ``rotary_dims`` columns of Q and K (all of d_k when None) in the rotate-half layout, at
   positions 0…L−1, over the whole d_k the Steps view shows (one head over all columns, as the Steps view computes).
 - ALiBi's bias is ``alibi_bias(num_heads, Lq, Lk)[0]``: head 0's slope of the Playground's heads (with one head,
-  the slope a one-head model would get), because the Steps view shows one head.
+  the slope a one-head model would get), because the Steps view shows one head. The multi-head split gives each
+  head its own slope, rotates each head's own first columns (at most its width) and soft-caps every head.
 - K/V heads (grouped-query attention): K is Lk × (d_k·kv/heads) and V Lk × (d_v·kv/heads) wide, W_K and W_V as wide.
   Fewer K/V heads keep the first columns (K/V head g keeps the columns it had); undo brings the others back. The
   Steps view reads K and V with each K/V head repeated for the query heads of its group, as one head over all of
@@ -192,6 +193,30 @@ def step_options(options: AttentionOptions, heads: int, lq: int, lk: int) -> dic
         from attention_core import alibi_bias
 
         out["bias"] = np.asarray(alibi_bias(heads, lq, lk), dtype=np.float64)[0]
+    if options.softcap is not None:
+        out["softcap"] = options.softcap
+    return out
+
+
+def head_rotary_dims(options: AttentionOptions, d_head: int) -> int | None:
+    """How many columns of each head rotate in the multi-head split: the Steps view's rotary width, at most the
+    head's own width; None (no rotation per head) when rotary is off or a head is an odd number of columns wide."""
+    if options.rotary_base is None or d_head % 2:
+        return None
+    return min(options.rotary_dims or d_head, d_head)
+
+
+def head_options(options: AttentionOptions, heads: int, d_k: int, lq: int, lk: int) -> dict[str, Any]:
+    """The keyword arguments of ``multi_head_steps``: the K/V heads, and per head the options of the Steps view —
+    rotary on each head's own columns (``head_rotary_dims``), ALiBi with each head's own slope, the soft-cap."""
+    out: dict[str, Any] = {} if options.num_kv_heads is None else {"num_kv_heads": options.num_kv_heads}
+    dims = head_rotary_dims(options, d_k // heads)
+    if dims is not None:
+        out.update(rotary_base=options.rotary_base, rotary_dims=dims)
+    if options.alibi:
+        from attention_core import alibi_bias
+
+        out["bias"] = np.asarray(alibi_bias(heads, lq, lk), dtype=np.float64)
     if options.softcap is not None:
         out["softcap"] = options.softcap
     return out

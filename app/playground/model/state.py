@@ -321,10 +321,10 @@ class PlaygroundState:
         """
         if self.num_heads <= 1:
             return result
-        kv = {} if self.options.num_kv_heads is None else {"num_kv_heads": self.options.num_kv_heads}
+        kw = opt.head_options(self.options, self.num_heads, self.dims["d_k"], *result.steps.scores.shape)
         heads = multi_head_steps(result.q, result.k, result.v, self.num_heads, w_o=self.matrices["W_O"],
                                  mask=result.mask, scale=self.scale(self.dims["d_k"] // self.num_heads),
-                                 device=self.device, **kv)
+                                 device=self.device, **kw)
         return Result(result.q, result.k, result.v, result.mask, result.steps, heads)
 
     # ------------------------------------------------------------------ snapshots
