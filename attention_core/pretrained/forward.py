@@ -37,8 +37,8 @@ class LayerWeights:
     """One block. Q, K, V come from ``qkv`` (fused: ``qkv_layout`` "gpt2" = [q | k | v] columns, "neox" = per head
     [q_h k_h v_h]) or from ``q``, ``k``, ``v``. ``mlp_gate`` set = SwiGLU."""
 
-    ln1: Norm
-    ln2: Norm
+    ln1: Norm | None  # before attention (None: OLMo-2 has none; BERT: after the residual add)
+    ln2: Norm | None  # before the MLP (as ln1)
     o: Linear
     mlp_in: Linear
     mlp_out: Linear
@@ -48,6 +48,10 @@ class LayerWeights:
     k: Linear | None = None
     v: Linear | None = None
     mlp_gate: Linear | None = None
+    q_norm: Norm | None = None  # Qwen3 / Gemma 3: over each head; OLMo-2: over the whole projection
+    k_norm: Norm | None = None
+    post1: Norm | None = None  # on the attention's output before the residual add (OLMo-2, Gemma)
+    post2: Norm | None = None  # on the MLP's output before the residual add
 
 
 @dataclass
@@ -56,9 +60,13 @@ class ModelWeights:
 
     embed: torch.Tensor
     layers: list[LayerWeights]
-    final_norm: Norm
+    final_norm: Norm | None  # None: BERT's post-LN blocks end normalised
     lm_head: Linear
     pos_embed: torch.Tensor | None = None  # learned (or this app's sinusoidal table), added to the embeddings
+    embed_norm: Norm | None = None  # BERT: LayerNorm of token + position (+ type) embeddings
+    token_type: torch.Tensor | None = None  # BERT: token type 0's row, added to every token
+    head_transform: Linear | None = None  # a masked-LM head's dense layer (then the activation and head_norm)
+    head_norm: Norm | None = None
 
     def tensors(self) -> list[torch.Tensor]:
         """Every distinct tensor once (a tied head counted once): parameter counts and byte totals use this."""
@@ -73,9 +81,11 @@ class ModelWeights:
                 elif isinstance(t, Norm):
                     add(t.weight, t.bias)
 
-        add(self.embed, self.pos_embed, self.final_norm, self.lm_head)
+        add(self.embed, self.pos_embed, self.final_norm, self.lm_head, self.embed_norm, self.token_type,
+            self.head_transform, self.head_norm)
         for lw in self.layers:
-            add(lw.ln1, lw.ln2, lw.o, lw.mlp_in, lw.mlp_out, lw.qkv, lw.q, lw.k, lw.v, lw.mlp_gate)
+            add(lw.ln1, lw.ln2, lw.o, lw.mlp_in, lw.mlp_out, lw.qkv, lw.q, lw.k, lw.v, lw.mlp_gate, lw.q_norm,
+                lw.k_norm, lw.post1, lw.post2)
         return list(seen.values())
 
 
@@ -166,57 +176,63 @@ def _qkv(spec: ArchSpec, lw: LayerWeights, h: torch.Tensor) -> tuple[torch.Tenso
         q, k, v = fused.split(H * dh, dim=-1)  # gpt2: [q | k | v]
         return _split(q, H, dh), _split(k, H, dh), _split(v, H, dh)
     assert lw.q is not None and lw.k is not None and lw.v is not None
-    return _split(lw.q(h), H, dh), _split(lw.k(h), KV, dh), _split(lw.v(h), KV, dh)
+    q, k, v = lw.q(h), lw.k(h), lw.v(h)
+    if lw.q_norm is not None and lw.k_norm is not None and spec.qk_norm == "proj":  # OLMo-2: the whole projection
+        q, k = lw.q_norm(q), lw.k_norm(k)
+    q, k, v = _split(q, H, dh), _split(k, KV, dh), _split(v, KV, dh)
+    if lw.q_norm is not None and lw.k_norm is not None and spec.qk_norm == "head":  # Qwen3, Gemma 3: each head
+        q, k = lw.q_norm(q), lw.k_norm(k)
+    return q, k, v
 
 
 class ForwardPass:
-    """The forward pass of one model (its spec and weights); rotary tables are built once per length."""
+    """The forward pass of one model (its spec and weights); rotary tables are built once and grown as needed."""
 
     def __init__(self, spec: ArchSpec, weights: ModelWeights) -> None:
         self.spec = spec
         self.w = weights
         self.dtype = weights.embed.dtype
         self.device = weights.embed.device
-        self._inv_freq = (rope_inv_freq(spec.rotary_dim, spec.rope_theta, spec.rope_scaling)
-                          if spec.positions == "rotary" and spec.rotary_style == "half" else None)
-        self._rope: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._inv_freqs: list[torch.Tensor | None] = []  # per layer; None: no rotary there (NoPE, interleaved)
+        shared: dict[str, torch.Tensor] = {}
+        for li in range(spec.n_layers):
+            rope = spec.rope_of(li) if spec.rotary_style == "half" else None
+            if rope is not None:
+                key = repr((rope[0], sorted(rope[1].items())))
+                if key not in shared:
+                    shared[key] = rope_inv_freq(spec.rotary_dim, rope[0], rope[1])
+                self._inv_freqs.append(shared[key])
+            else:
+                self._inv_freqs.append(None)
         self._masks: dict[int, list[torch.Tensor | None]] = {}
-        self._table: tuple[torch.Tensor, ...] = ()  # rotary table for positions, grown as needed (see _rotate_at)
+        self._tables: dict[int, tuple[torch.Tensor, ...]] = {}  # per rope: a table for positions (see _rotate_at)
 
-    def _rotate_at(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        """Rotate x (..., T, d_head) for the given positions (T,): rows of one table built for 0..n-1 and indexed,
-        so a position gets the same numbers whichever call computes it. Grown by doubling, replaced whole (a
-        reader on another thread sees the old table or the new one, never a half-built one)."""
+    def _rotate_at(self, x: torch.Tensor, positions: torch.Tensor, li: int) -> torch.Tensor:
+        """Rotate x (..., T, d_head) for the given positions (T,): rows of one table (per rope: Gemma 3's local
+        layers have their own) built for 0..n-1 and indexed, so a position gets the same numbers whichever call
+        computes it. Grown by doubling, replaced whole (a reader on another thread sees the old table or the new
+        one, never a half-built one)."""
+        inv = self._inv_freqs[li]
+        if inv is None and self.spec.rotary_style != "interleaved":  # a layer without positions (NoPE)
+            return x
+        key = -1 if inv is None else id(inv)
         need = int(positions.max()) + 1 if positions.numel() else 1
-        table = self._table
+        table = self._tables.get(key, ())
         if not table or table[0].shape[0] < need:
             n = max(need, 2 * (table[0].shape[0] if table else 32))
-            if self.spec.rotary_style == "interleaved":
+            if inv is None:
                 from ..positions import rotary_angles
 
                 table = (rotary_angles(n, self.spec.d_head, device=x.device),)
             else:
-                assert self._inv_freq is not None
-                table = rope_tables(n, self._inv_freq, x.dtype, x.device)
-            self._table = table
+                table = rope_tables(n, inv, x.dtype, x.device)
+            self._tables[key] = table
         if self.spec.rotary_style == "interleaved":
             from ..positions import apply_rotary
 
             return apply_rotary(x, table[0][positions])
         cos, sin = table
         return rotate_half_rope(x, cos[positions].to(x.dtype), sin[positions].to(x.dtype), self.spec.rotary_dim)
-
-    def _rotate(self, x: torch.Tensor) -> torch.Tensor:
-        length = x.shape[-2]
-        if self.spec.rotary_style == "interleaved":  # this app's TinyTransformer: pairs (2i, 2i+1)
-            from ..positions import apply_rotary, rotary_angles
-
-            return apply_rotary(x, rotary_angles(length, x.shape[-1], device=x.device))
-        if length not in self._rope:
-            assert self._inv_freq is not None
-            self._rope[length] = rope_tables(length, self._inv_freq, x.dtype, x.device)
-        cos, sin = self._rope[length]
-        return rotate_half_rope(x, cos, sin, self.spec.rotary_dim)
 
     def masks(self, length: int) -> list[torch.Tensor | None]:
         """The layers' masks for ``length`` (the last length's kept; read once, so two threads running the model
@@ -229,9 +245,16 @@ class ForwardPass:
 
     def embed(self, ids: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         x = self.w.embed[ids]
+        spec = self.spec
+        if spec.embed_scale != 1.0:  # Gemma: √d_model, as a number of the model's dtype
+            x = x * torch.tensor(spec.embed_scale, dtype=x.dtype, device=x.device)
+        if self.w.token_type is not None:
+            x = x + self.w.token_type
         if self.w.pos_embed is not None:
-            x = x + (self.w.pos_embed[: ids.shape[1]] if positions is None else self.w.pos_embed[positions])
-        return x
+            off = spec.position_offset  # RoBERTa: its positions start after the padding index
+            table = self.w.pos_embed
+            x = x + (table[off: off + ids.shape[1]] if positions is None else table[positions + off])
+        return x if self.w.embed_norm is None else self.w.embed_norm(x)
 
     def _layer_mask(self, li: int, t: int, positions: torch.Tensor | None, k_positions: torch.Tensor | None,
                     extra: torch.Tensor | None) -> torch.Tensor | None:
@@ -249,10 +272,8 @@ class ForwardPass:
         spec = self.spec
         q, k, v = _qkv(spec, lw, h)
         if spec.positions == "rotary":
-            if positions is None:
-                q, k = self._rotate(q), self._rotate(k)
-            else:
-                q, k = self._rotate_at(q, positions), self._rotate_at(k, positions)
+            at = torch.arange(q.shape[-2], device=q.device) if positions is None else positions
+            q, k = self._rotate_at(q, at, li), self._rotate_at(k, at, li)
         k_positions = positions
         if cache is not None:
             assert positions is not None
@@ -266,6 +287,8 @@ class ForwardPass:
             kf, vv = kf.repeat_interleave(spec.kv_group, dim=1), v.repeat_interleave(spec.kv_group, dim=1)
         scores = q.float() @ kf.transpose(-1, -2)
         scaled = scores * spec.scales[li]
+        if spec.softcap is not None:  # Gemma 2: c · tanh(s / c), after the scale, before the mask
+            scaled = torch.tanh(scaled / spec.softcap) * spec.softcap
         mask = self._layer_mask(li, q.shape[-2], positions, k_positions, extra_mask)
         if mask is not None:
             scaled = scaled.masked_fill(~mask, float("-inf"))
@@ -296,6 +319,37 @@ class ForwardPass:
         if lw.mlp_gate is not None:
             return lw.mlp_out(activation(self.spec.act, lw.mlp_gate(h)) * lw.mlp_in(h))
         return lw.mlp_out(activation(self.spec.act, lw.mlp_in(h)))
+
+    def _block(self, li: int, lw: LayerWeights, x: torch.Tensor, ablate: Ablation | None,
+               rec: dict[str, list[torch.Tensor]], pos: torch.Tensor | None, cache: KVCache | None,
+               mask: torch.Tensor | None) -> torch.Tensor:
+        """One layer: where its norms sit is the family's (``ArchSpec.norm_place``)."""
+        if self.spec.norm_place == "after":  # BERT's post-LN: the norm follows each residual add
+            assert lw.ln1 is not None and lw.ln2 is not None
+            x = lw.ln1(x + self._attention(li, lw, x, ablate, rec, pos, cache, mask))
+            return lw.ln2(x + self._mlp(lw, x))
+        attn = self._attention(li, lw, x if lw.ln1 is None else lw.ln1(x), ablate, rec, pos, cache, mask)
+        if lw.post1 is not None:  # OLMo-2, Gemma: the sublayer's output is normalised before it is added
+            attn = lw.post1(attn)
+        if self.spec.parallel_residual:  # GPT-NeoX: attention and MLP both read the layer's input
+            assert lw.ln2 is not None
+            return x + attn + self._mlp(lw, lw.ln2(x))
+        x = x + attn
+        mlp = self._mlp(lw, x if lw.ln2 is None else lw.ln2(x))
+        return x + (mlp if lw.post2 is None else lw.post2(mlp))
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """float32 logits of the last layer's output: final norm, a masked-LM head's transform, the unembedding,
+        Gemma 2's soft-cap."""
+        w = self.w
+        if w.final_norm is not None:
+            x = w.final_norm(x)
+        if w.head_transform is not None and w.head_norm is not None:  # RoBERTa's head uses exact GELU always
+            x = w.head_norm(activation("gelu" if self.spec.family == "roberta" else self.spec.act,
+                                       w.head_transform(x)))
+        out = w.lm_head(x).float()
+        cap = self.spec.final_softcap
+        return out if cap is None else torch.tanh(out / cap) * cap
 
     @torch.no_grad()
     def run(self, ids: torch.Tensor, *, ablate: Ablation | None = None, record: frozenset[str] | set[str] = frozenset(),
@@ -333,16 +387,11 @@ class ForwardPass:
             lw = self.w.layers[li]
             if "resid" in rec:
                 rec["resid"].append(x)
-            attn = self._attention(li, lw, lw.ln1(x), ablate, rec, pos, cache, mask)
-            if self.spec.parallel_residual:  # GPT-NeoX: attention and MLP both read the layer's input
-                x = x + attn + self._mlp(lw, lw.ln2(x))
-            else:
-                x = x + attn
-                x = x + self._mlp(lw, lw.ln2(x))
+            x = self._block(li, lw, x, ablate, rec, pos, cache, mask)
         out = None
         if logits and last == self.spec.n_layers - 1:
             if logit_positions is not None:
                 x = x[:, logit_positions]
-            out = self.w.lm_head(self.w.final_norm(x)).float()
+            out = self.logits(x)
         rec.pop("qkv", None)
         return ForwardOutput(out, rec)

@@ -36,7 +36,9 @@ class Linear:
 
 @dataclass
 class Norm:
-    """LayerNorm (weight and bias) or RMSNorm (weight only, computed in float32 as Llama does)."""
+    """LayerNorm (weight and bias) or an RMSNorm (weight only, normalised in float32), whose weight is applied as
+    Llama does (``rms``: w · h cast back), OLMo-2 does (``olmo``: w · h in float32, then cast) or Gemma does
+    (``gemma``: h · (1 + w) in float32, then cast: its stored weight is the offset from 1)."""
 
     weight: torch.Tensor
     bias: torch.Tensor | None
@@ -44,12 +46,16 @@ class Norm:
     kind: str = "layer"
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if self.kind == "rms":
-            dtype = x.dtype
-            h = x.float()
-            h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
-            return self.weight * h.to(dtype)
-        return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+        if self.kind == "layer":
+            return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+        dtype = x.dtype
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        if self.kind == "gemma":
+            return (h * (1.0 + self.weight.float())).to(dtype)
+        if self.kind == "olmo":
+            return (self.weight * h).to(dtype)
+        return self.weight * h.to(dtype)
 
 
 def activation(name: str, x: torch.Tensor) -> torch.Tensor:
@@ -102,9 +108,17 @@ def rotate_half_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, dim:
     return out if rest.shape[-1] == 0 else torch.cat((out, rest), dim=-1)
 
 
-def rope_tables(positions: int, inv_freq: torch.Tensor, dtype: torch.dtype, device: torch.device | str
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(cos, sin), each (T, 2 · len(inv_freq)), computed in float32 and cast to ``dtype`` as transformers does."""
-    freqs = torch.arange(positions, device=device).float()[:, None] * inv_freq.to(device)[None, :]
+def rope_tables(positions: int | torch.Tensor, inv_freq: torch.Tensor, dtype: torch.dtype,
+                device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin), each (T, 2 · len(inv_freq)), computed in float32 and cast to ``dtype`` as transformers does.
+    ``positions``: T (positions 0 … T−1) or the (T,) positions themselves."""
+    pos = torch.arange(positions, device=device) if isinstance(positions, int) else positions.to(device)
+    freqs = pos.float()[:, None] * inv_freq.to(device)[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
     return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def unrotate_half_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, dim: int) -> torch.Tensor:
+    """The inverse of ``rotate_half_rope`` (each pair turned back by its angle): q or k as they were before the
+    rotation, from the rotated ones and the same tables."""
+    return rotate_half_rope(x, cos, -sin, dim)

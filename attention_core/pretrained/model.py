@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 TRACE_RECORD = frozenset({"weights", "qkv", "head_out"})
+MASK_TOKENS = ("[MASK]", "<mask>")
+"""The mask token of BERT / DistilBERT and of RoBERTa: an encoder's trace predicts the token each one hides."""
 
 
 def _dtype(dtype: Any) -> torch.dtype:
@@ -162,10 +164,15 @@ class PretrainedModel:
 
         masks = tuple(None if m is None else m.cpu().numpy() for m in self.forward_pass.masks(len(ids)))
         assert out.logits is not None
-        return Trace(self.name, ids, self.token_strings(ids.tolist()), out.logits[0].cpu().numpy(), stack("weights"),
+        tokens = self.token_strings(ids.tolist())
+        special: set[int] = getattr(self.tokenizer, "special_ids", set())
+        masked = tuple(i for i, (t, s) in enumerate(zip(ids.tolist(), tokens)) if t in special and s in MASK_TOKENS)
+        return Trace(self.name, ids, tokens, out.logits[0].cpu().numpy(), stack("weights"),
                      self.info, note, q=stack("q"), k=stack("k"), v=stack("v"),
                      head_outputs=stack("head_out"), scales=self.spec.scales, masks=masks,
-                     display=self.token_strings, ablated=tuple(sorted((int(li), int(h)) for li, h in ablate or ())))
+                     display=self.token_strings, ablated=tuple(sorted((int(li), int(h)) for li, h in ablate or ())),
+                     prediction="masked" if self.spec.masked_lm else "next",
+                     masked_positions=masked if self.spec.masked_lm else (), spec=self.spec)
 
     # --- writing --------------------------------------------------------------------------------------
     def generate(self, prompt: Any, *, max_new_tokens: int = 20, temperature: float = 0.0, top_k: int | None = None,

@@ -1,0 +1,69 @@
+"""BERT, RoBERTa and DistilBERT against transformers' eager attention (masked-LM logits and every attention weight,
+to 1e-5 in float32): no causal mask, post-LN blocks, token type and position offsets, the masked-LM head. Their trace
+says it predicts the masked tokens, at the [MASK] / <mask> positions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+import torch  # noqa: E402
+from family_models import ENCODERS, build, reference  # noqa: E402
+
+from attention_core import load_pretrained  # noqa: E402
+
+TOL = 1e-5
+MASKED = {"bert": "The quick brown [MASK] jumps over the lazy dog. Mary went to the [MASK].",
+          "distilbert": "The quick brown [MASK] jumps over the lazy dog. Mary went to the [MASK].",
+          "roberta": "The quick brown <mask> jumps over the lazy dog. Mary went to the <mask>."}
+
+
+@pytest.fixture(scope="module")
+def encoders(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("encoders"), ENCODERS)
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_masked_logits_and_every_attention_equal_transformers(encoders, name):
+    from transformers import PreTrainedTokenizerFast
+
+    model = load_pretrained(encoders[name])
+    text = MASKED[name]
+    trace = model.trace(text)
+    hf_tok = PreTrainedTokenizerFast(tokenizer_file=str(encoders[name] / "tokenizer.json"))
+    assert trace.ids.tolist() == hf_tok(text)["input_ids"]
+    ref = reference(encoders[name], encoder=True)
+    with torch.no_grad():
+        out = ref(torch.as_tensor(trace.ids)[None], output_attentions=True)
+    attentions = torch.stack(out.attentions)[:, 0].numpy()
+    np.testing.assert_allclose(trace.logits, out.logits[0].numpy(), atol=TOL, rtol=0)
+    np.testing.assert_allclose(trace.attentions, attentions, atol=TOL, rtol=0)
+    assert all(m is None for m in trace.masks)  # bidirectional: every token sees every other
+    assert np.all(trace.attentions[:, :, 0, -1] > 0)  # the first token attends to the last
+    for layer in range(model.info.layers):
+        for head in range(model.info.heads):
+            setting = trace.head_setting(layer, head)
+            assert setting["causal"] is False and setting["rotary_base"] is None
+            np.testing.assert_allclose(trace.head_steps(layer, head).weights, attentions[layer, head], atol=TOL,
+                                       rtol=0)
+    # the trace predicts the masked tokens, at the mask positions
+    assert trace.prediction == "masked"
+    mask_word = "<mask>" if name == "roberta" else "[MASK]"
+    assert [trace.tokens[p] for p in trace.masked_positions] == [mask_word, mask_word]
+    guesses = trace.masked_predictions(3)
+    assert sorted(guesses) == list(trace.masked_positions)
+    for pos, top in guesses.items():
+        assert top[0][1] == int(np.argmax(out.logits[0, pos].numpy()))
+
+
+def test_a_decoder_trace_has_no_masked_predictions(hf_models):
+    trace = load_pretrained(hf_models["gpt2"]).trace("The quick brown fox")
+    assert trace.prediction == "next" and trace.masked_positions == () and trace.masked_predictions() == {}
+
+
+def test_roberta_positions_start_after_the_padding_index(encoders):
+    model = load_pretrained(encoders["roberta"])
+    assert model.spec.position_offset == 1 and model.info.max_positions == 127  # table of 128, pad id 0
+    assert load_pretrained(encoders["bert"]).info.max_positions == 128
