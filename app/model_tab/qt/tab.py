@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from app.model_tab.model.session import InspectSession
 from app.model_tab.model.views import next_token_html
 from app.model_tab.qt.detect_view import DetectView
+from app.model_tab.qt.generate_view import GenerateView
 from app.model_tab.qt.sources import SourcesPanel
 from app.model_tab.qt.tokens import TokenStrip
 from app.model_tab.qt.views import HeadMapView, HeadsGridView, LayerFlowView
@@ -68,6 +69,8 @@ class ModelTab(QSplitter):
         self.views.addTab(self.flow, "Flow")
         self.detect = DetectView(session)  # detectors, ablation scan, heads off
         self.views.addTab(self.detect, "Detect")
+        self.generate = GenerateView(session, open_heads=lambda: self.views.setCurrentWidget(self.grid))
+        self.views.addTab(self.generate, "Generate")  # the model writes token by token over its KV cache
         self.grid.headClicked.connect(lambda _l, _h: self.views.setCurrentWidget(self.head_map))
         v.addWidget(self.views, 1)
         bottom = QHBoxLayout()
