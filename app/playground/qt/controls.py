@@ -1,4 +1,5 @@
-"""Controls: scale (1/√d_k, 1, custom), mask (none/causal/padding/custom), heads, device; saturation readout.
+"""Controls: scale (1/√d_k, 1, custom), mask (none/causal/padding/custom/sliding window), the positions and
+scores options (``option_controls``), heads, device; saturation readout.
 
 User choices go through ``UndoableEdits`` (one undo step each; the slider's drag merges); the widgets follow the
 model's events, written inside signal blockers so a model update never echoes back as an edit. Every text shown
@@ -27,9 +28,11 @@ from PySide6.QtWidgets import (
 
 from app.playground.model.concealment import SATURATION_REVEALS, Concealment
 from app.playground.model.playground import PlaygroundModel
+from app.playground.model.state import MAX_DIM
 from app.playground.model.texts import MASK_HINTS, heads_tooltip, scale_text, time_text
 from app.playground.qt.commands import UndoableEdits
 from app.playground.qt.label_box import LabelBox
+from app.playground.qt.option_controls import PositionOptions, WindowRow
 
 SLIDER_STEPS = 200  # custom scale slider: log-spaced from 0.01 to 10
 PADDING_COLUMNS = 3  # padding check boxes per row
@@ -78,7 +81,8 @@ class ControlsPanel(QWidget):
         ml = QVBoxLayout(mask_box)
         self.mask_combo = QComboBox()
         for mode, text in (("none", "none"), ("causal", "causal (no looking ahead)"),
-                           ("padding", "padding (per-key toggles)"), ("custom", "custom (click cells)")):
+                           ("padding", "padding (per-key toggles)"), ("custom", "custom (click cells)"),
+                           ("sliding", "sliding window (W, sinks S)")):
             self.mask_combo.addItem(text, mode)
         self.mask_combo.currentIndexChanged.connect(lambda _i: self._on_mask_chosen())
         ml.addWidget(self.mask_combo)
@@ -88,15 +92,19 @@ class ControlsPanel(QWidget):
         self.padding_layout.setContentsMargins(0, 0, 0, 0)
         self.padding_boxes: list[QCheckBox] = []
         ml.addWidget(self.padding_row)
+        self.window_row = WindowRow(model, edits)  # W and S, while the mask is a sliding window
+        ml.addWidget(self.window_row)
         self.mask_hint = QLabel()
         self.mask_hint.setWordWrap(True)
         ml.addWidget(self.mask_hint)
         layout.addWidget(mask_box)
+        self.positions = PositionOptions(model, edits)
+        layout.addWidget(self.positions)
 
         form_box = QGroupBox("Heads and device")
         fl = QFormLayout(form_box)
         self.heads_spin = QSpinBox()
-        self.heads_spin.setRange(1, 64)
+        self.heads_spin.setRange(1, MAX_DIM)
         self.heads_spin.setToolTip("Split d_k and d_v into this many heads (must divide both)")
         self.heads_spin.setKeyboardTracking(False)
         self.heads_spin.valueChanged.connect(self._on_heads_chosen)
@@ -197,7 +205,7 @@ class ControlsPanel(QWidget):
             causal_item.setEnabled(square)
             causal_item.setToolTip("" if square else "needs as many queries as keys")
             self._show_padding()
-            self.mask_hint.setText(MASK_HINTS[state.mask_mode])
+            self.mask_hint.setText(MASK_HINTS.get(state.mask_mode, ""))
             self.heads_spin.setValue(state.num_heads)
             self.heads_error.hide()  # the model moved on: an old refusal no longer describes the control
             self.heads_spin.setToolTip(heads_tooltip(state))

@@ -1,5 +1,9 @@
 """The step pipeline, in reading order: QKᵀ → ×scale → mask → softmax → ·V, one heatmap each.
 
+The optional steps appear only while they are on: ⓡ rotate above the maps (``RotaryStep``, built the first time
+rotary is on), ⓑ bias and ⓒ soft-cap as maps of their own between ② and ③ (built when first on). With every
+option off the view is the five maps it always was.
+
 Subscribes to the Playground model: redraws on ``result`` (only while shown; a hidden view catches up when it is
 shown again), outlines on ``explanation``, marks the pinned cell on ``pinned``. It computes nothing.
 """
@@ -15,6 +19,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 from app.playground.model.colour_range import SHARED_STEPS
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.shown import STEP_VIEWS
+from app.playground.qt.rotary_step import RotaryStep, mark
 from app.playground.qt.step_arrows import FlowArrow
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
@@ -22,6 +27,14 @@ from attention_core import STEP_NAMES, STEP_TITLES
 
 STEPS = STEP_VIEWS
 TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
+OPTIONAL_MAPS = {"biased": (("ⓑ", "⊕"), "Biased = scaled + bias", "② ⟶ <b>+ bias</b>"),
+                 "capped": (("ⓒ", "∿"), "Capped = c·tanh(x / c)", "⟶ <b>c·tanh(x / c)</b>")}
+"""The optional step maps of the grid: their mark (and its stand-in where the font lacks circled letters), the
+title when the library has none, and the arrow's words when the model gives none."""
+READING_ORDER = ("scores", "scaled", "biased", "capped", "masked", "weights", "output")
+STRIP_SHARE = 3
+"""The rotate step takes a third of the view's height (at least its minimum, at most ``STRIP_MAX_H``)."""
+STRIP_MAX_H = 300
 MAP_MIN = (150, 130)
 """Each step map's minimum size (w, h): small enough that the Playground fits a 1000 px window, large enough for
 a 3 × 3 map's numbers. Smaller cells than the numbers need get the ``SMALL_NOTE`` under the map instead."""
@@ -32,22 +45,41 @@ COLUMN_CHOICES = (5, 3, 2)
 """How many maps per row the reflow may pick (5: one row; 3: the 3 + 2 grid; 2: 2 + 2 + 1)."""
 
 
-def best_columns(width: int, height: int, shape: tuple[int, int] = (1, 1), extra: int = 0) -> int:
+def shown_steps(steps: object) -> tuple[str, ...]:
+    """The grid's maps for ``steps`` in reading order: the five, and each optional one that is on."""
+    return tuple(n for n in READING_ORDER if n in STEPS or getattr(steps, n, None) is not None)
+
+
+def optional_title(name: str) -> str:
+    marks, fallback, _ = OPTIONAL_MAPS[name]
+    return f"{mark(*marks)} {STEP_TITLES.get(name, fallback)}"
+
+
+def column_choices(count: int) -> tuple[int, ...]:
+    """One row, the reading layout (3 for five or six maps: 3 + 2, 3 + 3; half of more), two to a row."""
+    reading = 3 if count <= 6 else math.ceil(count / 2)
+    return tuple(dict.fromkeys((count, reading, 2)))
+
+
+def best_columns(width: int, height: int, shape: tuple[int, int] = (1, 1), extra: int = 0,
+                 count: int = len(STEPS)) -> int:
     """The number of maps per row that gives the cells the most room: one row when the view is wide and short,
     the 3 + 2 grid on most screens, 2 + 2 + 1 when it is tall and narrow. Only layouts whose maps keep their
     minimum size take part (3 always does: the view's minimum width is three maps); ``extra`` is the height each
-    map's box adds (arrow line, caption)."""
+    map's box adds (arrow line, caption); ``count`` the maps shown (more with the optional steps on)."""
     rows_n, cols_n = max(shape[0], 1), max(shape[1], 1)
+    choices = column_choices(count)
+    reading = choices[1] if len(choices) > 1 else choices[0]
 
     def cell(columns: int) -> float:
-        lines = math.ceil(len(STEPS) / columns)
+        lines = math.ceil(count / columns)
         w, h = width / columns, height / lines
-        if columns != 3 and (w < MAP_MIN[0] or h < MAP_MIN[1] + extra):
+        if columns != reading and (w < MAP_MIN[0] or h < MAP_MIN[1] + extra):
             return -math.inf
         return min((w - MAP_CHROME_W) / cols_n, (h - extra) / rows_n)  # the side of a square cell that fits
 
     # the 3 + 2 grid is the reading layout the lessons show: leave it only for cells clearly (15 %) bigger
-    return max(COLUMN_CHOICES, key=lambda c: (cell(c) * (1.15 if c == 3 else 1.0), c == 3))
+    return max(choices, key=lambda c: (cell(c) * (1.15 if c == reading else 1.0), c == reading))
 
 
 def numbers_fit(hm: HeatmapWidget) -> bool:
@@ -82,13 +114,22 @@ class PipelineView(RedrawWhenShown, QWidget):
     def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
-        self.grid = grid = QGridLayout(self)
-        grid.setContentsMargins(2, 2, 2, 2)
+        self.outer = QVBoxLayout(self)
+        self.outer.setContentsMargins(2, 2, 2, 2)
+        self.outer.setSpacing(4)
+        self.grid = grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(4)
+        self.outer.addLayout(grid, 1)
+        self.rotary: RotaryStep | None = None  # the rotate step, built the first time rotary is on
+        # the maps shown now, in reading order (the five, and the optional steps that are on) ...
         self.heatmaps: dict[str, HeatmapWidget] = {}
         self.captions: dict[str, QLabel] = {}
         self.arrows: dict[str, FlowArrow] = {}
         self.boxes: list[QWidget] = []
+        # ... and every map built so far: (box, map, arrow, caption)
+        self._built: dict[str, tuple[QWidget, HeatmapWidget, FlowArrow, QLabel]] = {}
+        self.shown: tuple[str, ...] = ()
         self.columns = 0
         self._placed_shape: tuple[int, int] = (0, 0)  # the maps' shape the layout was chosen for (``reflow``)
         self.small: set[str] = set()  # the maps whose cells are too small for numbers just now
@@ -96,47 +137,91 @@ class PipelineView(RedrawWhenShown, QWidget):
         self._notes_timer = QTimer(self)
         self._notes_timer.setSingleShot(True)
         self._notes_timer.timeout.connect(self._update_notes)
-        for name in STEPS:
-            hm = HeatmapWidget(title=TITLES[name])
-            hm.setMinimumSize(*MAP_MIN)
-            hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
-            hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
-            # the "too small" notes depend on the cells' size in pixels, known once pyqtgraph has laid a map out
-            # (after the first show, a colour bar coming or going, a reflow): work them out again then
-            vb = hm.plot.getViewBox()
-            vb.sigResized.connect(lambda *_: self._notes_timer.start(0))
-            vb.sigTransformChanged.connect(lambda *_: self._notes_timer.start(0))
-            cap = QLabel()
-            cap.setObjectName("stepCaption")
-            cap.setWordWrap(True)
-            cap.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            box = QWidget()
-            v = QVBoxLayout(box)
-            v.setContentsMargins(0, 0, 0, 0)
-            v.setSpacing(0)
-            self.arrows[name] = FlowArrow(name)  # the arrow into this map, with its operation
-            v.addWidget(self.arrows[name])
-            v.addWidget(hm, 1)
-            v.addWidget(cap)
-            self.boxes.append(box)
-            self.heatmaps[name] = hm
-            self.captions[name] = cap
-        self.place(3)
+        self._show_steps(STEPS)
         # fixed, not the grid's: one row of five would otherwise raise the window's minimum width, and three
         # rows its minimum height, so the window could never shrink back to where the reflow gives them up
         box_h = max(b.minimumSizeHint().height() for b in self.boxes) + 2 * self.fontMetrics().lineSpacing()
-        self.setMinimumSize(3 * MAP_MIN[0] + 2 * 4 + 4, 2 * box_h + 4 + 4)  # (+ a two-line caption each)
+        self._minimum = (3 * MAP_MIN[0] + 2 * 4 + 4, 2 * box_h + 4 + 4)  # (+ a two-line caption each)
+        self.setMinimumSize(*self._minimum)
         model.events.result.connect(self.request_redraw)
         model.events.colours.connect(self.request_redraw)
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
         self.redraw()
 
+    # ---------------------------------------------------------------- the maps shown
+    def _build_map(self, name: str) -> tuple[QWidget, HeatmapWidget, FlowArrow, QLabel]:
+        """One step's box: the arrow into it, its map, its caption."""
+        hm = HeatmapWidget(title=TITLES[name] if name in TITLES else optional_title(name))
+        hm.setMinimumSize(*MAP_MIN)
+        hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
+        hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
+        # the "too small" notes depend on the cells' size in pixels, known once pyqtgraph has laid a map out
+        # (after the first show, a colour bar coming or going, a reflow): work them out again then
+        vb = hm.plot.getViewBox()
+        vb.sigResized.connect(lambda *_: self._notes_timer.start(0))
+        vb.sigTransformChanged.connect(lambda *_: self._notes_timer.start(0))
+        cap = QLabel()
+        cap.setObjectName("stepCaption")
+        cap.setWordWrap(True)
+        cap.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        box = QWidget(self)
+        v = QVBoxLayout(box)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(0)
+        arrow = FlowArrow(name)  # the arrow into this map, with its operation
+        v.addWidget(arrow)
+        v.addWidget(hm, 1)
+        v.addWidget(cap)
+        return box, hm, arrow, cap
+
+    def _show_steps(self, names: tuple[str, ...]) -> None:
+        """Show the maps ``names`` (in reading order), building the optional ones on first need."""
+        if names == self.shown:
+            return
+        for name in names:
+            if name not in self._built:
+                self._built[name] = self._build_map(name)
+        for name, (box, *_rest) in self._built.items():
+            if name not in names:
+                self.grid.removeWidget(box)
+                box.hide()
+        self.shown = names
+        self.boxes = [self._built[n][0] for n in names]
+        self.heatmaps = {n: self._built[n][1] for n in names}
+        self.arrows = {n: self._built[n][2] for n in names}
+        self.captions = {n: self._built[n][3] for n in names}
+        self._words = ()
+        self.place(self.columns or 3, force=True)  # laid out again, whatever the column count
+
+    def _show_rotary(self, on: bool) -> None:
+        """The rotate step above the maps while rotary is on (built the first time), hidden while it is off."""
+        if on and self.rotary is None:
+            self.rotary = RotaryStep(self.model)
+            self.rotary.cellHovered.connect(self.cellHovered)
+            self.rotary.cellClicked.connect(self.cellClicked)
+            self.outer.insertWidget(0, self.rotary)
+        if self.rotary is None or self.rotary.isHidden() != on:
+            return
+        self.rotary.setVisible(on)
+        extra = self.rotary.minimumHeight() + self.outer.spacing() if on else 0
+        self.setMinimumSize(self._minimum[0], self._minimum[1] + extra)
+        self._placed_shape = (0, 0)  # the maps have less height: choose their layout again
+
+    def grid_height(self) -> int:
+        """The height left to the maps' grid (all of the view's, less the rotate step while it is shown)."""
+        if self.rotary is None or self.rotary.isHidden():
+            return self.height()
+        strip = min(max(self.rotary.minimumHeight(), self.height() // STRIP_SHARE), STRIP_MAX_H)
+        if self.rotary.height() != strip:
+            self.rotary.setFixedHeight(strip)
+        return self.height() - strip - self.outer.spacing()
+
     # ---------------------------------------------------------------- reflow
-    def place(self, columns: int) -> None:
-        """Lay the five maps out ``columns`` to a row, in reading order. The grid has 6 (or 10, 15...) columns so
+    def place(self, columns: int, force: bool = False) -> None:
+        """Lay the maps out ``columns`` to a row, in reading order. The grid has 6 (or 10, 15...) columns so
         a short last row's maps share the width evenly: 3 + 2 is 2 grid columns each above, 3 each below."""
-        if columns == self.columns:
+        if columns == self.columns and not force:
             return
         self.columns = columns
         grid = self.grid
@@ -149,6 +234,8 @@ class PipelineView(RedrawWhenShown, QWidget):
             row, col = divmod(n, columns)
             span = units // (last if row == lines - 1 else columns)
             grid.addWidget(box, row, col * span, 1, span)
+            if box.isHidden():
+                box.show()
         for c in range(max(grid.columnCount(), units)):
             grid.setColumnStretch(c, 1 if c < units else 0)
         for r in range(max(grid.rowCount(), lines)):
@@ -159,7 +246,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         """Maps that share one colour range side by side show its bar once, on the last of them in the row: the
         bar is ~60 px, and at 1024 px wide that is what ① and ② needed to keep their numbers."""
         shared = self.model.colours.shared
-        names = list(STEPS)
+        names = list(self.shown)
         changed = False
         for first in range(0, len(names), self.columns):
             row = names[first:first + self.columns]
@@ -183,7 +270,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         # say now (they follow the layout: "too small for numbers" comes and goes with it, and a layout chosen by
         # them flipped with the notes, or kept whichever the last resize had found)
         extra = max(a.sizeHint().height() for a in self.arrows.values()) + 2 * self.fontMetrics().lineSpacing()
-        self.place(best_columns(self.width(), self.height(), self._placed_shape, extra))
+        self.place(best_columns(self.width(), self.grid_height(), self._placed_shape, extra, len(self.shown)))
         self._notes_timer.start(0)  # after the layout has given the maps their new sizes
 
     def _update_notes(self) -> None:
@@ -199,7 +286,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         tall as the tallest of them. Without it, at 1024 px ③'s arrow wrapped to two lines and pushed ③ lower
         and smaller than ① and ② beside it."""
         self.grid.activate()  # the boxes' widths for the current size, not the ones before the last resize
-        names = list(STEPS)
+        names = list(self.shown)
         for first in range(0, len(names), self.columns):
             row = names[first:first + self.columns]
             for labels in (self.arrows, self.captions):
@@ -224,6 +311,14 @@ class PipelineView(RedrawWhenShown, QWidget):
         self._stale = False
         m = self.model
         s = m.result
+        names = shown_steps(s)
+        relayout = names != self.shown
+        self._show_steps(names)
+        rotary = getattr(s, "q_rotated", None) is not None
+        relayout |= self.rotary is not None and self.rotary.isHidden() == rotary
+        self._show_rotary(rotary)
+        if rotary and self.rotary is not None:
+            self.rotary.redraw()
         q, k = m.state.query_tokens, m.state.key_tokens
         blocked = None if s.mask is None else ~s.mask
         hm = self.heatmaps
@@ -233,15 +328,20 @@ class PipelineView(RedrawWhenShown, QWidget):
         # first (its rows are Q's, as the arrow into it says); ④ names both
         hm["scores"].set_data(s.scores, q, k, kind="signed", col_title="key", levels=lv["scores"])
         hm["scaled"].set_data(s.scaled, q, k, kind="signed", levels=lv["scaled"])
+        for name in OPTIONAL_MAPS:
+            if name in hm:  # (Lq, Lk), or one head's (1, Lq, Lk) of a bias made for every head
+                values = getattr(s, name)
+                hm[name].set_data(values.reshape(values.shape[-2:]), q, k, kind="signed", levels=lv.get(name))
         hm["masked"].set_data(s.masked, q, k, blocked=blocked, kind="signed", levels=lv["masked"])
         hm["weights"].set_data(s.weights, q, k, blocked=blocked, kind="weights", row_title="query",
                                col_title="key")
         hm["output"].set_data(s.output, q, [f"v{j}" for j in range(s.output.shape[1])], kind="signed",
                               col_title="value dimension", levels=lv["output"])
         self._colour_bars()
-        for name in STEPS:
+        for name in self.shown:
             hm[name].set_range_note(m.colours.notes.get(name, ""))
-            self.arrows[name].set_html(m.flow.get(name, ""))
+            default = OPTIONAL_MAPS[name][2] if name in OPTIONAL_MAPS else ""
+            self.arrows[name].set_html(m.flow.get(name, default))
         self.small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}  # at today's sizes
         self._show_captions()
         words = tuple(lab.text() for lab in (*self.arrows.values(), *self.captions.values()))
@@ -250,7 +350,7 @@ class PipelineView(RedrawWhenShown, QWidget):
             self._notes_timer.start(0)
         self._on_explanation()
         self._on_pinned()
-        if s.weights.shape != self._placed_shape:
+        if s.weights.shape != self._placed_shape or relayout:
             self.reflow()  # with the new captions (their lines count in ``extra``)
 
     def _on_explanation(self) -> None:
