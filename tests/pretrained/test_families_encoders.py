@@ -67,3 +67,14 @@ def test_roberta_positions_start_after_the_padding_index(encoders):
     model = load_pretrained(encoders["roberta"])
     assert model.spec.position_offset == 1 and model.info.max_positions == 127  # table of 128, pad id 0
     assert load_pretrained(encoders["bert"]).info.max_positions == 128
+
+
+def test_the_model_tab_says_an_encoder_predicts_the_masked_token(encoders, hf_models):
+    from app.model_tab.model.views import next_token_html
+
+    trace = load_pretrained(encoders["bert"]).trace(MASKED["bert"])
+    pos = trace.masked_positions[0]
+    text = next_token_html(trace, pos, trace.top_next(3)[pos])
+    assert text.startswith("<b>Predicted for '[MASK]'</b>") and "Next token" not in text
+    gpt2 = load_pretrained(hf_models["gpt2"]).trace("The quick brown fox")
+    assert next_token_html(gpt2, 1, gpt2.top_next(3)[1]).startswith("<b>Next token after")

@@ -81,4 +81,7 @@ def next_token_html(trace: Trace, position: int, top: list[tuple[str, int, float
                    for name, _id, p in top)
     after = html.escape(trace.tokens[position])
     off = f"<br><i>with {html.escape(off_text(trace.ablated))}</i>" if trace.ablated else ""
+    if getattr(trace, "prediction", "next") == "masked":  # an encoder guesses the token at a position, not after it
+        what = "Predicted for" if position in trace.masked_positions else "Predicted at (no mask here)"
+        return f"<b>{what} '{after}'</b> (position {position}){off}:<table>{rows}</table>"
     return f"<b>Next token after '{after}'</b> (position {position}){off}:<table>{rows}</table>"
