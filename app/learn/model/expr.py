@@ -125,7 +125,8 @@ current state)."""
 
 CONTEXT_FUNCTIONS = frozenset({"probe_before", "probe_after", "step_reached", "accuracy_without", "lab_slope",
                                "lab_seconds", "lab_doubling", "real_score", "real_best_layer", "real_best_head",
-                               "real_best_score", "real_above", "real_second_half_without"})
+                               "real_best_score", "real_above", "real_second_half_without", "gen_bytes",
+                               "gen_mha_bytes", "gen_bytes_after", "gen_kept", "gen_kl", "gen_top_changed"})
 """Functions the lesson context adds: the causality probe on the current state (``app.learn.model.context``),
 over the Training tab's run ``step_reached(x)`` and ``accuracy_without(layer, head)`` (``app.learn.model.training``),
 over the Lab's measurement ``lab_slope(impl)``, ``lab_seconds(impl)``, ``lab_doubling(impl)``

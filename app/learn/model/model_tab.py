@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.learn.model.expr import LessonExprError
+from app.model_tab.model.generate_lesson import GEN_NAMES, GenerateNames
 
 if TYPE_CHECKING:
     from app.model_tab.model.session import InspectSession
@@ -39,7 +40,8 @@ HEAD_SETS = ("best-induction", "induction")
 MODEL_FUNCTIONS = frozenset({"real_score", "real_best_layer", "real_best_head", "real_best_score", "real_above",
                              "real_second_half_without"})
 MODEL_NAMES = frozenset({"real_open", "real_name", "real_layers", "real_heads", "real_detected", "real_first_half_loss",
-                         "real_second_half_loss", "real_clean_second_half_loss", "real_off_count", *MODEL_FUNCTIONS})
+                         "real_second_half_loss", "real_clean_second_half_loss", "real_off_count", *MODEL_FUNCTIONS,
+                         *GEN_NAMES})  # the Generate view's (app.model_tab.model.generate_lesson)
 NO_MODEL = "no model is open: open one in the Model tab (or Show me on the lesson's first step)"
 NO_DETECTION = ("the detectors have not run on the model as it is now (with the heads that are off): Run detectors "
                 "in the Model tab's Detect view")
@@ -49,7 +51,7 @@ THRESHOLD = 0.4
 def uses_model(lesson: Any) -> bool:
     """Whether a lesson names the Model tab (a goal or a view of it)."""
     for step in lesson.steps:
-        if any(g in MODEL_GOALS for g in step.get("goal", {})) or step.get("view") in ("model", "detect"):
+        if any(g in MODEL_GOALS for g in step.get("goal", {})) or step.get("view") in ("model", "detect", "generate"):
             return True
     return False
 
@@ -62,6 +64,7 @@ class ModelTabLink:
         self.training = False  # show me is training the induction model it will open
         self._clean: Any = None  # the last detection with every head on, for the model open then
         self._without: dict[tuple[int, str], float] = {}
+        self.generate = GenerateNames(session)  # the gen_ names: the model writing over its cache
 
     # ------------------------------------------------------------------ reading
     def signals(self) -> list[Any]:
@@ -127,6 +130,7 @@ class ModelTabLink:
         names["real_best_score"] = lambda kind: float(kind_scores(kind).scores[kind_scores(kind).best()])
         names["real_above"] = lambda kind: len(kind_scores(kind).heads_above(THRESHOLD))
         names["real_second_half_without"] = self.second_half_without
+        names.update(self.generate.context())
         d = self._detection()
         if d is not None:
             names["real_first_half_loss"] = float(d.repeat.first_half_loss)

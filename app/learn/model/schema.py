@@ -52,7 +52,7 @@ ASK_TYPES = ("choice", "number", "cell")
 GOALS = ("scale", "mask", "heads", "points_at", "edit", *TRAINING_GOALS, *LAB_GOALS, *MODEL_GOALS)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _STEP_KEYS = {"kind", "title", "text", "state", "session", "highlight", "view"}
-VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate", "model", "detect")
+VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate", "model", "detect", "generate")
 """The views a step may bring to the front (``"view"``): the playground's, the Lab, the Training tab (its Ablate
 tab: ``"ablate"``), the Model tab (its Detect view: ``"detect"``)."""
 COVERS = (*STEP_NAMES, "multihead", "detect", "scan")

@@ -163,10 +163,10 @@ class Learn(QObject):
         if run.view == "lab":  # the scaling lab: measured on this machine
             w.tabs.setCurrentWidget(w.lab.tab)
             return
-        if run.view in ("model", "detect"):  # the Model tab (its Detect view: the head detectors)
+        if run.view in ("model", "detect", "generate"):  # the Model tab (its Detect view: the head detectors)
             model_tab = w.inspect.show()
-            if run.view == "detect":
-                model_tab.views.setCurrentWidget(model_tab.detect)
+            if run.view != "model":
+                model_tab.views.setCurrentWidget(model_tab.detect if run.view == "detect" else model_tab.generate)
             return
         if run.view in ("training", "ablate"):  # the Training tab (built on first use: it imports torch)
             panel = w.training_panel
