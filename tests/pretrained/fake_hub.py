@@ -50,6 +50,7 @@ class FakeHub:
     truncate: set[str] = field(default_factory=set)  # files whose body stops halfway (a whole, short response)
     break_after: dict[str, int] = field(default_factory=dict)  # file -> bytes sent before the connection is cut
     corrupt: set[str] = field(default_factory=set)  # files served with their last byte changed
+    bodies: list[tuple[str, str | None, int]] = field(default_factory=list)  # (file, Range, bytes sent): each GET
 
     def __post_init__(self) -> None:
         self.server: ThreadingHTTPServer | None = None
@@ -77,6 +78,10 @@ class FakeHub:
 
     def fetched(self, name: str) -> int:
         return sum(n for (_repo, f), n in self.served.items() if f == name)
+
+    def sent_by_last_get(self, name: str) -> tuple[str | None, int]:
+        """The Range header of the last GET of ``name`` and how many bytes its response carried (once it ended)."""
+        return next((rng, n) for f, rng, n in reversed(self.bodies) if f == name)
 
     def asked(self, name: str) -> list[tuple[str, str, str | None]]:
         return [r for r in self.requests if r[1].endswith("/" + name)]
@@ -177,6 +182,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        sent = 0
+        try:
+            sent = self._body(hub, repo_id, name, body)
+        finally:
+            hub.bodies.append((name, self.headers.get("Range"), sent))
+
+    def _body(self, hub: FakeHub, repo_id: str, name: str, body: bytes) -> int:
         cut = hub.break_after.get(name)
         sent = 0
         for i in range(0, len(body), hub.piece):
@@ -187,15 +199,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(part)
                 self.wfile.flush()
             except OSError:  # the client went away (a cancel): what it got is counted
-                return
+                return sent
             sent += len(part)
             hub.served[(repo_id, name)] += len(part)
             if cut is not None and sent >= cut:
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
-                return
+                return sent
             if hub.delay:
                 time.sleep(hub.delay)
+        return sent
 
 
 def closed_port() -> str:

@@ -11,7 +11,8 @@ import json
 import pytest
 
 from attention_core.pretrained import download as dl
-from attention_core.pretrained.download import DownloadProgress, DownloadRefused, DownloadResult
+from attention_core.pretrained.download import DownloadProgress, DownloadResult
+from attention_core.pretrained.download.hub import DownloadRefused
 from tests.pretrained.fake_hub import FakeHub, FakeRepo, closed_port, tiny_gpt2_files
 
 REPO = "org/tiny-gpt2"
@@ -95,11 +96,11 @@ def test_cancel_keeps_a_resumable_file_and_the_next_call_fetches_only_the_rest(h
     from app.model_tab.model.sources import hub_models
 
     assert hub_models(online) == []
-    served_before = hub.fetched("model.safetensors")
     hub.delay = 0.0
     result = dl.download(REPO)
-    assert hub.fetched("model.safetensors") - served_before == len(weights()) - kept  # only the rest
-    assert [r[2] for r in hub.asked("model.safetensors") if r[0] == "GET"][-1] == f"bytes={kept}-"
+    assert hub.sent_by_last_get("model.safetensors") == (f"bytes={kept}-", len(weights()) - kept)  # only the rest
+    rest = len(weights()) - kept + sum(len(tiny_gpt2_files()[n]) for n in ("tokenizer.json", "generation_config.json"))
+    assert result.fetched == rest
     assert (result.path / "model.safetensors").read_bytes() == weights()
     assert not list(blobs.glob("*.incomplete"))
     assert [s.label for s in hub_models(online)] == [REPO]

@@ -4,7 +4,8 @@ its own trained models in, and the folders opened before. Qt-free; nothing here 
 The Hugging Face cache is ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``; a model
 there is ``models--ORG--NAME/snapshots/REVISION/`` holding ``config.json``. The app's own models are the
 ``.safetensors`` files the Training tab saves (not their ``.history.safetensors``) and the folders ``train --out``
-writes (``model.safetensors`` + ``config.json``)."""
+writes (``model.safetensors`` + ``config.json``). ``CATALOGUE``: the small models "Get a model" offers to download
+(``app.model_tab.model.get_model``); nothing is contacted until one is asked for."""
 
 from __future__ import annotations
 
@@ -14,6 +15,40 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 KINDS = ("hub", "own", "recent")
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """A small, openly licensed model "Get a model" offers. ``size``: its safetensors weights as the hub stores them
+    (the tokenizer adds a few MB); ``revision``: where the safetensors are (a commit when main has none)."""
+
+    title: str
+    repo_id: str
+    size: str
+    licence: str
+    family: str
+    note: str = ""
+    revision: str = "main"
+
+
+CATALOGUE = (
+    CatalogueEntry("GPT-2 small", "openai-community/gpt2", "548 MB", "MIT", "gpt2",
+                   "124M parameters, 12 layers × 12 heads: where induction heads were found"),
+    CatalogueEntry("Pythia-70m", "EleutherAI/pythia-70m", "166 MB", "Apache-2.0", "gpt_neox",
+                   "6 layers × 8 heads, rotary positions"),
+    CatalogueEntry("Pythia-160m", "EleutherAI/pythia-160m", "375 MB", "Apache-2.0", "gpt_neox",
+                   "12 layers × 12 heads, rotary positions"),
+    CatalogueEntry("TinyStories-33M", "roneneldan/TinyStories-33M", "291 MB", "not stated", "gpt_neo",
+                   "4 layers × 16 heads, local and global layers; children's stories",
+                   revision="854a281ebcd3a0c8cd4be3f7e676bc20dca27cd3"),  # main has only pickled weights
+    CatalogueEntry("SmolLM2-135M", "HuggingFaceTB/SmolLM2-135M", "269 MB", "Apache-2.0", "llama",
+                   "30 layers × 9 heads, 3 key/value heads (grouped-query attention)"),
+    CatalogueEntry("Qwen3-0.6B", "Qwen/Qwen3-0.6B", "1.5 GB", "Apache-2.0", "qwen3",
+                   "28 layers × 16 heads, 8 key/value heads, q/k norms"),
+    CatalogueEntry("BERT base (uncased)", "google-bert/bert-base-uncased", "440 MB", "Apache-2.0", "bert",
+                   "12 layers × 12 heads, bidirectional: predicts [MASK] tokens"),
+)
+"""What "Get a model" lists (sizes as the hub shows them); any other repository id can be typed."""
 KIND_WORDS = {"hub": "Hugging Face cache", "own": "trained in this app", "recent": "opened before"}
 MAX_PER_DIR = 200
 """At most this many models are listed from one folder (a cache of thousands must not stall the list)."""

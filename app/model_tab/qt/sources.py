@@ -1,5 +1,6 @@
-"""The Model tab's left column: where a model comes from (Open folder…, the models found offline, the models this
-app trained, the folders opened before), the dtype, loading with a busy bar and Cancel, and what was loaded."""
+"""The Model tab's left column: where a model comes from (Open folder…, Get a model… from the Hugging Face hub, the
+models found offline, the models this app trained, the folders opened before), the dtype, loading with a busy bar
+and Cancel, and what was loaded."""
 
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.model_tab.model.get_model import ModelFetch
 from app.model_tab.model.session import DTYPES, InspectSession
+from app.model_tab.qt.get_model import GetModelDialog
 
 HELP = ("A Hugging Face model folder (config.json, model.safetensors, tokenizer.json): GPT-2, Llama, Mistral, Qwen2, "
         "Pythia, GPT-Neo / TinyStories; or a model trained in this app (Training → Save, or <code>train --out</code>)."
-        " Nothing is downloaded: the list shows what is on this computer.")
+        " The list shows what is on this computer; <b>Get a model…</b> downloads a small one from the Hugging Face"
+        " hub.")
 
 
 class SourcesPanel(QWidget):
@@ -39,13 +43,22 @@ class SourcesPanel(QWidget):
         self.open_button.setToolTip("Open a model folder (or an app-trained .safetensors file's folder)")
         self.open_button.clicked.connect(self.open_dialog)
         row.addWidget(self.open_button)
+        self.get_button = QPushButton("Get a model…")
+        self.get_button.setToolTip("Download a small model (GPT-2, Pythia, SmolLM2, Qwen3, BERT…) or any repository "
+                                   "from the Hugging Face hub into its cache")
+        self.get_button.clicked.connect(self.open_get_model)
+        row.addWidget(self.get_button)
+        v.addLayout(row)
+        row = QHBoxLayout()
         row.addWidget(QLabel("dtype"))
         self.dtype_combo = QComboBox()
         self.dtype_combo.addItems(list(DTYPES))
         self.dtype_combo.setToolTip("float32: exact. bfloat16: half the memory, numbers rounded to ~3 digits.")
         self.dtype_combo.currentTextChanged.connect(session.set_dtype)
-        row.addWidget(self.dtype_combo)
+        row.addWidget(self.dtype_combo, 1)
         v.addLayout(row)
+        self.fetch = ModelFetch(session.runner)  # nothing is contacted before Download is pressed
+        self.get_dialog: GetModelDialog | None = None
         head = QHBoxLayout()
         head.addWidget(QLabel("<b>Models on this computer</b>"))
         head.addStretch(1)
@@ -87,6 +100,16 @@ class SourcesPanel(QWidget):
             self.start_dir = str(Path(folder).parent)
             self.session.load(folder)
 
+    def open_get_model(self) -> GetModelDialog:
+        """Show "Get a model" (made once, then raised again: a download under way stays visible)."""
+        if self.get_dialog is None:
+            self.get_dialog = GetModelDialog(self.fetch, on_listed=self.session.refresh_sources,
+                                             on_open=self.session.load, parent=self)
+        self.get_dialog.show()
+        self.get_dialog.raise_()
+        self.get_dialog.activateWindow()
+        return self.get_dialog
+
     def _load_selected(self) -> None:
         item = self.list.currentItem()
         if item is not None:
@@ -105,7 +128,7 @@ class SourcesPanel(QWidget):
                 if str(src.path) == current:
                     self.list.setCurrentItem(item)
             if not s.sources:
-                empty = QListWidgetItem("(none found yet)")
+                empty = QListWidgetItem("(none found yet: Get a model… downloads one)")
                 empty.setFlags(Qt.ItemFlag.NoItemFlags)
                 self.list.addItem(empty)
         with QSignalBlocker(self.dtype_combo):

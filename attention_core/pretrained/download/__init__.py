@@ -107,7 +107,7 @@ class DownloadResult:
 
 def check_family(cfg: dict[str, Any], where: str) -> str:
     """``cfg``'s model_type if this library opens it (a nested ``text_config``'s counts too), else refused."""
-    from . import config as arch  # read now: the list of families grows
+    from .. import config as arch  # read now: the list of families grows
 
     families = arch.FAMILIES
     model_type = cfg.get("model_type")

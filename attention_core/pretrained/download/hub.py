@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .errors import PretrainedError
+from ..errors import PretrainedError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 DISK_MARGIN = 64 * 2**20
