@@ -35,6 +35,9 @@ READING_ORDER = ("scores", "scaled", "biased", "capped", "masked", "weights", "o
 STRIP_SHARE = 3
 """The rotate step takes a third of the view's height (at least its minimum, at most ``STRIP_MAX_H``)."""
 STRIP_MAX_H = 300
+MAP_MIN_H_UNDER_STRIP = 60
+"""While the rotate step is shown the maps below it may be this short: the view keeps its minimum height, so a
+1024 × 640 window still holds every map (the extra row took its height from them, not from the window)."""
 MAP_MIN = (150, 130)
 """Each step map's minimum size (w, h): small enough that the Playground fits a 1000 px window, large enough for
 a 3 × 3 map's numbers. Smaller cells than the numbers need get the ``SMALL_NOTE`` under the map instead."""
@@ -153,7 +156,8 @@ class PipelineView(RedrawWhenShown, QWidget):
     def _build_map(self, name: str) -> tuple[QWidget, HeatmapWidget, FlowArrow, QLabel]:
         """One step's box: the arrow into it, its map, its caption."""
         hm = HeatmapWidget(title=TITLES[name] if name in TITLES else optional_title(name))
-        hm.setMinimumSize(*MAP_MIN)
+        under = self.rotary is not None and not self.rotary.isHidden()
+        hm.setMinimumSize(MAP_MIN[0], MAP_MIN_H_UNDER_STRIP if under else MAP_MIN[1])
         hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
         hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
         # the "too small" notes depend on the cells' size in pixels, known once pyqtgraph has laid a map out
@@ -204,8 +208,8 @@ class PipelineView(RedrawWhenShown, QWidget):
         if self.rotary is None or self.rotary.isHidden() != on:
             return
         self.rotary.setVisible(on)
-        extra = self.rotary.minimumHeight() + self.outer.spacing() if on else 0
-        self.setMinimumSize(self._minimum[0], self._minimum[1] + extra)
+        for _box, hm, _arrow, _cap in self._built.values():
+            hm.setMinimumSize(MAP_MIN[0], MAP_MIN_H_UNDER_STRIP if on else MAP_MIN[1])
         self._placed_shape = (0, 0)  # the maps have less height: choose their layout again
 
     def grid_height(self) -> int:

@@ -34,7 +34,7 @@ class RotaryPlot(pg.PlotWidget):
         self.plot_item.setLabel("left", "score")
         for axis in ("bottom", "left"):
             self.plot_item.getAxis(axis).enableAutoSIPrefix(False)
-        self.setMinimumSize(150, 120)
+        self.setMinimumSize(120, 90)
         self.colors: ThemeColors = colors_for(bool(dark))
         self.curves: RelativeCurves | None = None
         self.items: list[Any] = []

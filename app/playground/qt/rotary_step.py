@@ -40,8 +40,8 @@ MAP_TITLES = {"q": "Q before", "q_rotated": "{r} Q rotated", "k": "K before", "k
               "q_angles": "{r} angle m·θ (rad)", "k_angles": "{r} key angle n·θ (rad)"}
 """Each map of the strip, by the name it is kept under (``maps``); the rotated ones are the hoverable steps."""
 HOVERED = ("q_rotated", "k_rotated")
-STRIP_MIN_H = 170
-"""The strip's minimum height: a 3-row map keeps its numbers at ~150 px, with the caption line above."""
+STRIP_MIN_H = 130
+"""The strip's minimum height: with the five maps below it the Steps view still fits a 1024 × 640 window."""
 EXPORT_TITLES = {"q": "Q before rotation", "q_rotated": "Q rotated (rotary positions)", "k": "K before rotation",
                  "k_rotated": "K rotated (rotary positions)", "q_angles": "Rotation angle of each column pair",
                  "k_angles": "Rotation angle of each column pair (keys)"}
@@ -78,7 +78,7 @@ class RotaryStep(QWidget):
         self.mark = mark(*ROTATE_MARK)
         for name, title in MAP_TITLES.items():
             hm = HeatmapWidget(title=title.format(r=self.mark))
-            hm.setMinimumSize(100, STRIP_MIN_H - 20)
+            hm.setMinimumSize(70, STRIP_MIN_H - 30)
             if name in HOVERED:
                 hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
                 hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
@@ -96,6 +96,8 @@ class RotaryStep(QWidget):
         column.addWidget(self.plot_key)
         row.addLayout(column, 2)
         self.setMinimumHeight(STRIP_MIN_H)
+        for hm in self.maps.values():  # the cells get the room (their numbers, or a hover, read them)
+            hm.set_colorbar_shown(False)
         self._angles: RotaryPicture | None = None  # the angles drawn last
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
@@ -115,7 +117,6 @@ class RotaryStep(QWidget):
             if unchanged(mp[side], before, labels) and unchanged(mp[f"{side}_rotated"], after, labels):
                 continue
             mp[side].set_data(before, labels, qcols, kind="signed", row_title="query" if side == "q" else "key")
-            mp[side].set_colorbar_shown(False)  # before and after share one range: its bar is shown once, after
             mp[f"{side}_rotated"].set_data(after, labels, qcols, kind="signed", col_title="column",
                                            levels=mp[side].levels())
         same = data.same_positions
