@@ -155,7 +155,7 @@ class LessonRun(Evented):
             index = int(saved.get("step", 0)) if isinstance(saved.get("step", 0), int) else 0
             index = min(max(index, 0), self.total - 1)
         self._set_state({"preset": self.lesson.preset, "mode": None, "scale": "standard", "mask": "none",
-                         "heads": 1, **self.lesson.state}, f"Lesson: {self.lesson.title}")
+                         "heads": 1, **goals.START, **self.lesson.state}, f"Lesson: {self.lesson.title}")
         busy, self._busy = self._busy, True
         try:
             for i, st in enumerate(self.lesson.steps[:index]):  # replay the steps before: a resumed lesson looks

@@ -125,12 +125,14 @@ current state)."""
 
 CONTEXT_FUNCTIONS = frozenset({"probe_before", "probe_after", "step_reached", "accuracy_without", "lab_slope",
                                "lab_seconds", "lab_doubling", "real_score", "real_best_layer", "real_best_head",
-                               "real_best_score", "real_above", "real_second_half_without", "gen_bytes",
-                               "gen_mha_bytes", "gen_bytes_after", "gen_kept", "gen_kl", "gen_top_changed"})
+                               "real_best_score", "real_above", "real_second_half_without", "rotated_score",
+                               "kv_bytes_for", "running_max", "running_sum", "rescale", "gen_bytes", "gen_mha_bytes",
+                               "gen_bytes_after", "gen_kept", "gen_kl", "gen_top_changed"})
 """Functions the lesson context adds: the causality probe on the current state (``app.learn.model.context``),
 over the Training tab's run ``step_reached(x)`` and ``accuracy_without(layer, head)`` (``app.learn.model.training``),
 over the Lab's measurement ``lab_slope(impl)``, ``lab_seconds(impl)``, ``lab_doubling(impl)``
-(``app.learn.model.lab``)."""
+(``app.learn.model.lab``); over today's attention options (``app.learn.model.context``) ``rotated_score``,
+``kv_bytes_for``, ``running_max``, ``running_sum``, ``rescale``."""
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,

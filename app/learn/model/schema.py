@@ -10,18 +10,17 @@ A lesson::
 Every step has ``kind`` (look | do | predict) and ``text`` (placeholders such as ``{weights[it][animal]:.2f}`` are
 filled live, see ``app.learn.model.expr``); optional ``title``, ``session`` (the whole playground as a session file
 holds it, restored when the step opens, before its ``state``), ``state`` (applied when the step opens: ``preset``,
-``scale`` ("standard" or a positive number), ``mask`` (none | causal | padding), ``padding`` (blocked keys), ``heads``,
-``cells`` ([{"matrix", "row", "col", "value"}]: input edits)) and ``highlight`` ({"map", "row", "col"}: the cell
-the text talks about, pinned).
-
+``scale`` ("standard" or a positive number), ``mask`` (none | causal | padding | sliding), ``padding`` (blocked
+keys), ``heads``, ``cells`` ([{"matrix", "row", "col", "value"}]: input edits)) and ``highlight`` ({"map", "row",
+"col"}: the cell the text talks about, pinned).
 - ``do``: ``goal``, exactly one of ``{"scale": 1 | "standard" | x}``, ``{"mask": "causal"}``, ``{"heads": 2}``,
-  ``{"points_at": {"query": "it", "key": "street"}}`` (that query's largest weight is on that key),
-  ``{"edit": {"matrix": "K", "row": "mat"}}`` (any cell of that row changed); over the Training tab
-  (``app.learn.model.training``): ``{"trained": 0.99}`` (a run started in this step reached that greedy accuracy),
-  ``{"causal": false}`` (a run with / without the causal mask reached 99 % teacher-forced, or its end),
-  ``{"ablate": "best"}`` (the head with the best reversal score switched off) or ``{"ablate": "best-layer"}``
-  (every head of its layer); over
-  the Lab (``app.learn.model.lab``): ``{"measured": true}`` (a measurement started in this step finished).
+  ``{"points_at": {"query": "it", "key": "street"}}`` (that query's largest weight is on that key), ``{"edit":
+  {"matrix": "K", "row": "mat"}}`` (any cell of that row changed), the options' (``app.learn.model.goals``: rotary,
+  ALiBi, sliding window, K/V heads, tiles; their state keys too); over the Training tab (``app.learn.model.training``):
+  ``{"trained": 0.99}`` (a run started in this step reached that greedy accuracy), ``{"causal": false}`` (a run with /
+  without the causal mask reached 99 % teacher-forced, or its end), ``{"ablate": "best"}`` (the head with the best
+  reversal score switched off) or ``{"ablate": "best-layer"}`` (every head of its layer); over the Lab
+  (``app.learn.model.lab``): ``{"measured": true}`` (a measurement started in this step finished).
 - ``predict``: ``ask``, one of ``{"type": "choice", "choices": [...], "answer": EXPR}``,
   ``{"type": "number", "answer": EXPR, "tolerance": 0.01}``, ``{"type": "cell", "map": "weights", "row": "sat",
   "answer": EXPR}`` (the key the learner clicks in that row); optional ``cover`` (the maps hidden until the
@@ -36,30 +35,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.learn.model.expr import LessonExprError, parse, placeholders
+from app.learn.model.goals import MASKS, OPTION_GOALS, OPTION_STATE_KEYS, check_option_state, option_goal_problem
 from app.learn.model.lab import LAB_GOALS
 from app.learn.model.model_tab import HEAD_SETS, MODEL_GOALS
 from app.learn.model.training import ABLATE_TARGETS, TRAINING_GOALS
-from app.playground.model.state import MASK_MODES, PlaygroundState
+from app.playground.model.state import PlaygroundState
 from attention_core.presets import PRESET_NAMES
 from attention_core.steps import STEP_NAMES
 
 MIN_STEPS, MAX_STEPS = 5, 15
-DEFAULT_PRECISION = 3
+DEFAULT_PRECISION, MAX_PRECISION = 3, 6
 """A lesson's ``precision`` when it declares none: numbers shown with 3 decimals at most (0.284, 12.5, 4)."""
-MAX_PRECISION = 6
-KINDS = ("look", "do", "predict")
-ASK_TYPES = ("choice", "number", "cell")
-GOALS = ("scale", "mask", "heads", "points_at", "edit", *TRAINING_GOALS, *LAB_GOALS, *MODEL_GOALS)
+KINDS, ASK_TYPES = ("look", "do", "predict"), ("choice", "number", "cell")
+GOALS = ("scale", "mask", "heads", "points_at", "edit", *TRAINING_GOALS, *LAB_GOALS, *MODEL_GOALS, *OPTION_GOALS)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _STEP_KEYS = {"kind", "title", "text", "state", "session", "highlight", "view"}
-VIEWS = ("steps", "multihead", "vectors", "flow", "lab", "training", "ablate", "model", "detect", "generate")
+VIEWS = ("steps", "multihead", "vectors", "flow", "tiles", "three_d",
+         "lab", "training", "ablate", "model", "detect", "generate")
 """The views a step may bring to the front (``"view"``): the playground's, the Lab, the Training tab (its Ablate
 tab: ``"ablate"``), the Model tab (its Detect view: ``"detect"``)."""
 COVERS = (*STEP_NAMES, "multihead", "detect", "scan")
 """What a predict step may cover: the five step maps, the whole Multi-head view, and the Model tab's detector scores
 (``detect``: the Detect view's grid, heads list and outlines) and ablation scan (``scan``)."""
 _KIND_KEYS = {"look": set(), "do": {"goal", "hint"}, "predict": {"ask", "cover", "why"}}
-_STATE_KEYS = {"preset", "mode", "dims", "scale", "mask", "padding", "heads", "cells"}
+_STATE_KEYS = {"preset", "mode", "dims", "scale", "mask", "padding", "heads", "cells", *OPTION_STATE_KEYS}
 DIMS = ("Lq", "Lk", "d_k", "d_v", "d_model")
 _ASK_KEYS = {"choice": {"type", "choices", "answer"}, "number": {"type", "answer", "tolerance"},
              "cell": {"type", "map", "row", "answer"}}
@@ -225,8 +224,9 @@ class _Checker:
             self.bad((*path, "dims"), f"dims must map {', '.join(DIMS)} to whole numbers 1..64")
         if "scale" in st and not _scale_ok(st["scale"]):
             self.bad((*path, "scale"), "scale must be \"standard\" or a positive number")
-        if "mask" in st and st["mask"] not in MASK_MODES[:3]:
-            self.bad((*path, "mask"), f"mask must be one of none, causal, padding (got {st['mask']!r})")
+        if "mask" in st and st["mask"] not in MASKS:
+            self.bad((*path, "mask"), f"mask must be one of {', '.join(MASKS)} (got {st['mask']!r})")
+        check_option_state(self, st, path)
         if "heads" in st and not (isinstance(st["heads"], int) and not isinstance(st["heads"], bool)
                                   and st["heads"] >= 1):
             self.bad((*path, "heads"), "heads must be a whole number >= 1")
@@ -304,8 +304,10 @@ class _Checker:
         p = (*path, name)
         if name == "scale" and not _scale_ok(v):
             self.bad(p, "goal scale must be \"standard\" or a positive number")
-        elif name == "mask" and v not in MASK_MODES[:3]:
-            self.bad(p, f"goal mask must be one of none, causal, padding (got {v!r})")
+        elif name == "mask" and v not in MASKS:
+            self.bad(p, f"goal mask must be one of {', '.join(MASKS)} (got {v!r})")
+        elif name in OPTION_GOALS and option_goal_problem(name, v):
+            self.bad(p, option_goal_problem(name, v))
         elif name == "heads" and not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
             self.bad(p, "goal heads must be a whole number >= 1")
         elif name == "points_at" and not (isinstance(v, dict) and set(v) == {"query", "key"}):

@@ -32,6 +32,7 @@ from app.learn.qt.cover import Cover, cover_widgets
 from app.learn.qt.offer import OFFER_KEY, LessonOffer, install_offer, offer_dismissed
 from app.learn.qt.panel import LearnPanel
 from app.playground.model.concealment import COVER_TEXT, SATURATION_REVEALS, STORY_REVEALS, Concealment
+from app.playground.views.registry import VIEWS as PLAYGROUND_VIEWS
 from app.widgets.qt_compat import insert_action
 from app.widgets.screen_fit import fit_to_screen
 
@@ -174,8 +175,8 @@ class Learn(QObject):
             if run.view == "ablate":
                 panel.tabs.setCurrentWidget(panel.ablation)
             return
-        views = {"steps": tab.pipeline, "multihead": tab.multihead, "vectors": tab.vectors, "flow": tab.flow}
-        target = views.get(run.view or "")
+        names = {v.name for v in PLAYGROUND_VIEWS}  # the views behind Steps, by the registry's names
+        target = tab.pipeline if run.view == "steps" else getattr(tab, run.view) if run.view in names else None
         if target is not None:
             w.tabs.setCurrentWidget(tab)
             tab.view_tabs.setCurrentWidget(target)
