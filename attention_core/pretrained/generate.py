@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -285,14 +287,12 @@ class Decoder:
         position left for another)."""
         if self.done:
             return None
-        from .model import cpu_threads
-
         model, ids = self.model, self.ids
         snap = _Snapshot(self.policy, (self._copy(self._lane.cache),
                                        None if self._full is None else self._copy(self._full.cache)),
                          self._rng.get_state())
         start = time.perf_counter()
-        with cpu_threads(model.threads if model.device.type == "cpu" else None):
+        with _cpu_threads(model.threads if model.device.type == "cpu" else None):
             logits, weights, kept, evicted = self._lane.step(ids, record=True)
             logits = logits.float().cpu()
             new_id, drawn = self.sampling.pick(logits, self._rng)
@@ -331,6 +331,20 @@ class Decoder:
             if not self.done:
                 self.stopped = "max_new_tokens"
         return self.generation
+
+
+@contextmanager
+def _cpu_threads(n: int | None) -> Iterator[None]:
+    """As ``model.cpu_threads`` (that module imports this one: not imported back, the siblings stay acyclic)."""
+    old = torch.get_num_threads()
+    if n is None or n == old:
+        yield
+        return
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 def generate(model: PretrainedModel, prompt: Any, *, max_new_tokens: Any = 20, temperature: Any = 0.0,
