@@ -94,3 +94,23 @@ def test_small_flows_still_draw_every_line(qtbot):
     for d in c.drawn:
         assert d.weight == data.weights[d.head, d.query, d.key]
     assert c.token_at(c.token_pos("key", 4)) == ("key", 4)
+
+
+def test_the_view_says_what_a_long_text_leaves_out(qtbot):
+    from app.widgets.flow.view import FlowView
+
+    class View(FlowView):
+        def __init__(self, data: FlowData) -> None:
+            self.fixed = data
+            super().__init__()
+
+        def current_data(self) -> FlowData | None:
+            return self.fixed
+
+    long_view, short_view = View(flow_data(2, 600)), View(flow_data(2, 5))
+    for v in (long_view, short_view):
+        qtbot.addWidget(v)
+        v.redraw()
+    text = long_view.title_label.text()
+    assert "pools 3 queries × 3 keys" in text and "strongest 1,500 of" in text
+    assert "Long text" not in short_view.title_label.text()

@@ -99,10 +99,21 @@ class FlowView(QWidget):
             self._show_hover()
             return
         self._ensure_heads(data.num_heads)
-        self.title_label.setText(data.title + (f" — {data.note}" if data.note else "")
-                                 + ". Line width and opacity = weight; hover a token to isolate its lines.")
         self.canvas.set_data(data, [0] if data.num_heads == 1 else self.shown_heads())
+        self.title_label.setText(data.title + (f" — {data.note}" if data.note else "")
+                                 + ". Line width and opacity = weight; hover a token to isolate its lines."
+                                 + self._thinned_note())
         self._show_hover()
+
+    def _thinned_note(self) -> str:
+        """What a long text's drawing leaves out, said in the title (never cut silently)."""
+        plan = self.canvas.plan()
+        parts = []
+        if plan.pool_q > 1 or plan.pool_k > 1:
+            parts.append(f"every line pools {plan.pool_q} queries × {plan.pool_k} keys")
+        if plan.weights.size < plan.total:
+            parts.append(f"the strongest {plan.weights.size:,} of {plan.total:,} lines drawn")
+        return f" Long text: {'; '.join(parts)}." if parts else ""
 
     def _ensure_heads(self, n: int) -> None:
         """One checkable entry per head in the Heads menu when there are several (a single head is always
