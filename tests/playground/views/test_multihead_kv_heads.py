@@ -56,6 +56,7 @@ def test_parameters_and_cache_bytes_against_standard_multi_head_by_hand(window, 
     # W_Q, W_O: d_model x d_model; W_K, W_V: d_model x kv_width; a bias per output column of each
     assert g.parameters == 2 * d_model * d_model + 2 * d_model * kv_width + 2 * d_model + 2 * kv_width == 216
     assert g.standard_parameters == 4 * d_model * d_model + 4 * d_model == 288
+    assert (g.weights, g.standard_weights) == (2 * d_model * d_model + 2 * d_model * kv_width, 4 * d_model * d_model)
     # a key and a value of d_head numbers per K/V head, 2 bytes each
     assert g.kv_bytes == kv * (d_head + d_head) * 2 == 16
     assert g.standard_kv_bytes == 4 * (d_head + d_head) * 2 == 32

@@ -20,7 +20,7 @@ GROUP_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00
 class KVGrouping:
     """``members[g]``: the query heads (0-based) that read K/V head ``g``; ``kv_head_of[h]``: query head h's K/V
     head; ``d_k_head`` / ``d_v_head``: the width of one head's key / value. ``parameters`` (W_Q, W_K, W_V, W_O with
-    biases) / ``kv_bytes``: this layer's; ``standard_*``: with as many K/V heads as query heads."""
+    biases; ``weights`` without) / ``kv_bytes``: this layer's; ``standard_*``: with as many K/V heads as query heads."""
 
     heads: int
     kv_heads: int
@@ -34,6 +34,8 @@ class KVGrouping:
     standard_parameters: int
     kv_bytes: int
     standard_kv_bytes: int
+    weights: int
+    standard_weights: int
 
     @property
     def kind(self) -> str:
@@ -61,9 +63,11 @@ def kv_grouping(model: PlaygroundModel) -> KVGrouping | None:
     members = tuple(tuple(h for h in range(heads) if of[h] == g) for g in range(kv))
     d_head = int(mh.q_heads.shape[-1])
     kv_bytes = int(mh.kv_cache_bytes_per_token)
+    d_model = heads * d_head
     return KVGrouping(heads, kv, group, d_head, int(mh.k_heads.shape[-1]), int(mh.v_heads.shape[-1]), of, members,
-                      int(mh.parameters), int(parameter_count(heads * d_head, heads)), kv_bytes,
-                      kv_bytes // kv * heads)
+                      int(mh.parameters), int(parameter_count(d_model, heads)), kv_bytes, kv_bytes // kv * heads,
+                      int(parameter_count(d_model, heads, bias=False, num_kv_heads=kv)),
+                      int(parameter_count(d_model, heads, bias=False)))
 
 
 def grouping_html(g: KVGrouping) -> str:
@@ -74,8 +78,8 @@ def grouping_html(g: KVGrouping) -> str:
         parts.append(f"<span style='color:{group_colour(kv)}'><b>■ K/V head {kv + 1}</b></span> → query "
                      f"head{'s' if len(heads) > 1 else ''} {names}")
     share = (f"each K/V head serves {g.group} query heads" if g.group > 1 else "one K/V head per query head")
-    params = (f"parameters of W_Q, W_K, W_V, W_O with biases: <b>{g.parameters:,}</b> (standard multi-head: "
-              f"{g.standard_parameters:,})")
+    params = (f"W_Q, W_K, W_V, W_O: <b>{g.weights:,}</b> weights, {g.parameters:,} with biases (standard "
+              f"multi-head: {g.standard_weights:,}, {g.standard_parameters:,})")
     cache = (f"KV cache per token (one layer, 16-bit): <b>{g.kv_bytes:,} bytes</b> = {g.kv_heads} K/V "
              f"head{'s' if g.kv_heads > 1 else ''} × ({g.d_k_head} key + {g.d_v_head} value numbers) × 2 bytes "
              f"(standard: {g.standard_kv_bytes:,} bytes, {g.standard_kv_bytes / max(g.kv_bytes, 1):g}× as many)")

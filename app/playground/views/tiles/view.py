@@ -17,9 +17,11 @@ import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QSplitter,
@@ -41,7 +43,10 @@ if TYPE_CHECKING:
     from app.playground.qt.commands import UndoableEdits
 
 UPDATE = "m ← max(m, rowmax(S)) · l ← l·e^(m_before − m) + Σ e^(S − m) · o ← o·e^(m_before − m) + e^(S − m)·V"
-STAT_COLUMNS = ("query", "m (running max)", "l (running sum)", "rescale e^(m_before − m)")
+STAT_COLUMNS = ("query", "m (max)", "l (sum)", "rescale")
+HEADER_TIPS = ("the query row", "running max: the largest score the row has seen so far",
+               "running sum of e^(score − m) over the keys seen", "e^(m_before − m): what this tile multiplied the "
+               "row's sum and output by (below 1 when a larger max arrived)")
 
 
 class TilesView(RedrawWhenShown, QWidget):
@@ -91,18 +96,22 @@ class TilesView(RedrawWhenShown, QWidget):
         self.info.setWordWrap(True)
         self.info.setTextFormat(Qt.TextFormat.RichText)
         outer.addWidget(self.info)
-        self.body = QSplitter(Qt.Orientation.Vertical)
+        self.body = QWidget()  # in a scroll area: on a small window it scrolls rather than squeezing the maps
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.body)
+        low = QVBoxLayout(self.body)
+        low.setContentsMargins(0, 0, 0, 0)
         top = QSplitter(Qt.Orientation.Horizontal)
+        top.setMinimumHeight(200)
         self.grid = TileGrid()
         self.table = QTableWidget()
         self.table.verticalHeader().setVisible(False)
         top.addWidget(self.grid)
         top.addWidget(self.table)
         top.setSizes([400, 500])
-        self.body.addWidget(top)
-        bottom = QWidget()
-        low = QVBoxLayout(bottom)
-        low.setContentsMargins(0, 0, 0, 0)
+        low.addWidget(top, 3)
         self.memory = QLabel()
         self.memory.setObjectName("tilesMemory")
         self.memory.setWordWrap(True)
@@ -111,16 +120,14 @@ class TilesView(RedrawWhenShown, QWidget):
         self.flash_output = HeatmapWidget(title="Tiles' output")
         self.steps_output = HeatmapWidget(title="Steps' output")
         for hm in (self.flash_output, self.steps_output):
-            hm.setMinimumSize(180, 120)
+            hm.setMinimumSize(200, 170)
             maps.addWidget(hm)
-        low.addLayout(maps, 1)
-        self.difference = QLabel()
+        self.difference = QLabel()  # above the maps it compares: in sight without scrolling
         self.difference.setObjectName("tilesDifference")
         self.difference.setWordWrap(True)
         low.addWidget(self.difference)
-        self.body.addWidget(bottom)
-        self.body.setSizes([300, 220])
-        outer.addWidget(self.body, 1)
+        low.addLayout(maps, 2)
+        outer.addWidget(scroll, 1)
         self.concealment = Concealment.of(model)
         # "flash": model.flash is stale (after every result and every change of block sizes)
         (model.events.flash if hasattr(model.events, "flash") else model.events.result).connect(self.request_redraw)
@@ -234,6 +241,8 @@ class TilesView(RedrawWhenShown, QWidget):
         headers = [*STAT_COLUMNS, *(f"o{j}" for j in range(d_v))]
         table.setColumnCount(len(headers))
         table.setHorizontalHeaderLabels(headers)
+        for col, tip in enumerate(HEADER_TIPS):
+            table.horizontalHeaderItem(col).setToolTip(tip)
         table.setRowCount(len(q_tok))
         t = frame.current
         m_before = np.full(len(q_tok), np.nan)
