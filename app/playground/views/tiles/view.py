@@ -242,7 +242,9 @@ class TilesView(RedrawWhenShown, QWidget):
         table.setColumnCount(len(headers))
         table.setHorizontalHeaderLabels(headers)
         for col, tip in enumerate(HEADER_TIPS):
-            table.horizontalHeaderItem(col).setToolTip(tip)
+            header = table.horizontalHeaderItem(col)
+            if header is not None:
+                header.setToolTip(tip)
         table.setRowCount(len(q_tok))
         t = frame.current
         m_before = np.full(len(q_tok), np.nan)
