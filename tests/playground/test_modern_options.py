@@ -251,3 +251,30 @@ def test_hover_formulas_of_the_new_steps_plug_in_the_numbers():
     assert "outside the window" in m.explanation and "not a sink" in m.explanation
     m.pin("masked", 0, 2)
     assert "after" in m.explanation
+
+
+def test_export_titles_and_csv_lines_name_every_option_that_is_on():
+    from app.common.heatmap_files import context_comments
+    from app.common.titles import full_title
+    from app.playground.model.export_context import playground_context
+
+    m = PlaygroundModel("lesson-random-4x8")
+    assert "rotary" not in playground_context(m).line()  # off: not named
+    m.set_heads(4)
+    m.set_kv_heads(2)
+    m.set_rotary(10000.0)
+    m.set_alibi(True)
+    m.set_mask("sliding")
+    m.set_window(3, 1)
+    m.set_softcap(20.0)
+    line = playground_context(m).line()
+    assert "· rotary base 10000 · ALiBi bias · window 3 + 1 sink · soft-cap 20 ·" in line
+    assert line.endswith("2 K/V heads for 4 heads (grouped-query)") and "sliding-window mask" not in line
+    assert full_title("Weights = softmax", playground_context(m)).endswith(" · soft-cap 20 · " + line.split(" · ")[-1])
+    lines = context_comments("Weights", playground_context(m))
+    for expected in ("# mask: sliding", "# rotary: rotary base 10000", "# alibi: ALiBi bias",
+                     "# window: window 3 + 1 sink", "# softcap: soft-cap 20",
+                     "# kv heads: 2 K/V heads for 4 heads (grouped-query)"):
+        assert expected in lines
+    m.set_rotary(10000.0, 4)
+    assert "rotary base 10000 on 4 of 8 columns" in playground_context(m).line()
