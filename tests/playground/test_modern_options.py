@@ -278,3 +278,17 @@ def test_export_titles_and_csv_lines_name_every_option_that_is_on():
         assert expected in lines
     m.set_rotary(10000.0, 4)
     assert "rotary base 10000 on 4 of 8 columns" in playground_context(m).line()
+
+
+def test_more_queries_than_keys_are_refused_under_a_window_or_alibi():
+    m = PlaygroundModel("cat-sat-mat")
+    m.set_mode("projection", "cross")
+    m.set_mask("sliding")
+    with pytest.raises(ValueError, match="at least as many keys as queries"):
+        m.set_dim("Lq", 5)
+    assert m.dims["Lq"] == 3
+    m.set_mask("none")
+    m.set_dim("Lq", 5)
+    with pytest.raises(ValueError, match="ALiBi needs at least as many keys"):
+        m.set_alibi(True)
+    assert m.alibi is False

@@ -181,7 +181,16 @@ def sliding_mask(lq: int, lk: int, options: AttentionOptions) -> np.ndarray:
     """The sliding-window mask (True = may attend): key j for query i when i − W < j ≤ i, or j < sinks."""
     from attention_core import sliding_window_mask
 
+    _keys_at_least_queries(lq, lk, "a sliding window")
     return np.asarray(sliding_window_mask(lq, lk, window=options.window, sinks=options.sinks), dtype=bool)
+
+
+def _keys_at_least_queries(lq: int, lk: int, what: str) -> None:
+    """The queries sit at the last positions of the keys (as rows decoded after a prompt): more queries than keys
+    have no positions."""
+    if lq > lk:
+        raise ValueError(f"{what} needs at least as many keys as queries (the queries are the last positions); "
+                         f"Lq = {lq} > Lk = {lk}")
 
 
 def step_options(options: AttentionOptions, heads: int, lq: int, lk: int) -> dict[str, Any]:
@@ -192,6 +201,7 @@ def step_options(options: AttentionOptions, heads: int, lq: int, lk: int) -> dic
     if options.alibi:
         from attention_core import alibi_bias
 
+        _keys_at_least_queries(lq, lk, "ALiBi")
         out["bias"] = np.asarray(alibi_bias(heads, lq, lk), dtype=np.float64)[0]
     if options.softcap is not None:
         out["softcap"] = options.softcap
