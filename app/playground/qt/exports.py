@@ -20,19 +20,30 @@ if TYPE_CHECKING:
     from app.playground.qt.copy_code import PlaygroundWindow
 
 
+OPTIONAL_UNITS = {"biased": "biased score", "capped": "soft-capped score", "q_angles": "angle (rad)",
+                  "k_angles": "angle (rad)"}
+"""The colour bar's unit of the optional steps' maps (the five's come from ``shared_label``; Q and K: "value")."""
+
+
 def install_playground_exports(pipeline: Any, model: PlaygroundModel) -> None:
-    """Give each step map of ``pipeline`` (a ``PipelineView``) its export title ("Scores Q·Kᵀ × 1 (unscaled)"
-    when nothing was scaled), its colour bar's unit and the Playground's context."""
+    """Give each map of ``pipeline`` (a ``PipelineView``: the five steps, and the optional steps' maps and the
+    rotate step's whenever they are built) its export title ("Scores Q·Kᵀ × 1 (unscaled)" when nothing was
+    scaled; "Q rotated (rotary positions)"), its colour bar's unit and the Playground's context, which names every
+    option on."""
+    from app.playground.qt.rotary_step import EXPORT_TITLES
+
     concealment = Concealment.of(model)
 
-    def extras(name: str) -> dict[str, Any]:
+    def extras(name: str, hm: Any) -> dict[str, Any]:
         if concealment.hides(name):  # a lesson's question covers this map: refused, with why
             raise ValueError(concealment.withheld_message(name))
-        return {"title": step_title(name, float(model.result.scale)), "context": playground_context(model),
-                "colorbar_label": shared_label(name, model), "levels": model.colours.levels.get(name)}
+        levels = model.colours.levels
+        return {"title": EXPORT_TITLES.get(name) or step_title(name, float(model.result.scale)),
+                "context": playground_context(model),
+                "colorbar_label": OPTIONAL_UNITS.get(name) or shared_label(name, model),
+                "levels": levels[name] if name in levels else hm.levels() if name in EXPORT_TITLES else None}
 
-    for name, hm in pipeline.heatmaps.items():
-        hm.export_extras = lambda n=name: extras(n)
+    pipeline.set_export_extras(extras)
 
 
 def export_pipeline_figure(path: str | Path, model: PlaygroundModel) -> str:

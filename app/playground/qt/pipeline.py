@@ -11,6 +11,7 @@ shown again), outlines on ``explanation``, marks the pinned cell on ``pinned``. 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -125,6 +126,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         grid.setSpacing(4)
         self.outer.addLayout(grid, 1)
         self.rotary: RotaryStep | None = None  # the rotate step, built the first time rotary is on
+        self.export_extras_for: Callable[[str, HeatmapWidget], dict[str, Any]] | None = None
         # the maps shown now, in reading order (the five, and the optional steps that are on) ...
         self.heatmaps: dict[str, HeatmapWidget] = {}
         self.captions: dict[str, QLabel] = {}
@@ -160,6 +162,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         hm.setMinimumSize(MAP_MIN[0], MAP_MIN_H_UNDER_STRIP if under else MAP_MIN[1])
         hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
         hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
+        self._give_exports(name, hm)
         # the "too small" notes depend on the cells' size in pixels, known once pyqtgraph has laid a map out
         # (after the first show, a colour bar coming or going, a reflow): work them out again then
         vb = hm.plot.getViewBox()
@@ -178,6 +181,22 @@ class PipelineView(RedrawWhenShown, QWidget):
         v.addWidget(hm, 1)
         v.addWidget(cap)
         return box, hm, arrow, cap
+
+    def set_export_extras(self, extras: Callable[[str, HeatmapWidget], dict[str, Any]]) -> None:
+        """What every map's Export adds (its title, the setting, the colour bar's unit), asked of ``extras(name,
+        map)`` at export time: for the maps built so far and for those built later (the optional steps' maps and
+        the rotate step's are built the first time their option is on, after the window wired its exports)."""
+        self.export_extras_for = extras
+        for name, (_box, hm, _arrow, _cap) in self._built.items():
+            self._give_exports(name, hm)
+        if self.rotary is not None:
+            for name, hm in self.rotary.maps.items():
+                self._give_exports(name, hm)
+
+    def _give_exports(self, name: str, hm: HeatmapWidget) -> None:
+        extras = self.export_extras_for
+        if extras is not None:
+            hm.export_extras = lambda: extras(name, hm)
 
     def _show_steps(self, names: tuple[str, ...]) -> None:
         """Show the maps ``names`` (in reading order), building the optional ones on first need."""
@@ -204,6 +223,8 @@ class PipelineView(RedrawWhenShown, QWidget):
             self.rotary = RotaryStep(self.model)
             self.rotary.cellHovered.connect(self.cellHovered)
             self.rotary.cellClicked.connect(self.cellClicked)
+            for name, hm in self.rotary.maps.items():
+                self._give_exports(name, hm)
             self.outer.insertWidget(0, self.rotary)
         if self.rotary is None or self.rotary.isHidden() != on:
             return
