@@ -92,3 +92,12 @@ def test_the_generated_text_opens_in_the_heads_view(window, qtbot, own_model):
     assert tab.views.currentWidget() is tab.grid
     qtbot.waitUntil(lambda: not session.tracing, timeout=30_000)
     assert [int(i) for i in session.trace.ids] == ids
+
+
+def test_the_traces_read_outs_step_aside_for_the_generate_view(window, qtbot, own_model):
+    """The bar under the views speaks of the traced text (its next tokens, "Open layer … in the Playground"): hidden
+    while the Generate view, which has its own, is in front; back with the Heads view."""
+    _session, tab, _view = open_generate(window, qtbot, own_model)
+    assert tab.open_button.isHidden() and tab.next_label.isHidden()
+    tab.views.setCurrentWidget(tab.grid)
+    assert not tab.open_button.isHidden() and not tab.next_label.isHidden()

@@ -178,7 +178,7 @@ class GenerateSession(Evented):
             self.seed = int(s)
             self._restart("settings")
 
-    def set_cache(self, cache: str, window: Any = None, sinks: Any = None) -> None:
+    def set_cache(self, cache: str, window: int | str | None = None, sinks: int | str | None = None) -> None:
         """The cache policy for the next token: ``full``, ``window`` (the last ``window`` positions) or ``sinks``
         (the first ``sinks`` and the last ``window − sinks``); the tokens made so far stay."""
         if cache not in CACHES:

@@ -36,7 +36,7 @@ def grown_map(steps: Sequence[Any], tokens: Sequence[str], layer: int, head: int
     if not steps:
         return None
     width = max(int(max(s.cache_positions)) for s in steps) + 1
-    values = np.zeros((len(steps), width))
+    values = np.full((len(steps), width), np.nan)  # not in the cache: no weight (drawn as a dash on the hatching)
     blocked = np.ones((len(steps), width), dtype=bool)
     for i, s in enumerate(steps):
         cols = np.asarray(s.cache_positions, dtype=int)
@@ -66,7 +66,7 @@ def cache_grid(step: Any, tokens: Sequence[str], kv_heads: int) -> GridData:
     group = max(1, heads // max(1, kv_heads))
     width = int(max(step.cache_positions)) + 1
     kept = np.asarray(step.cache_positions, dtype=int)
-    values = np.zeros((layers * kv_heads, width))
+    values = np.full((layers * kv_heads, width), np.nan)
     blocked = np.ones((layers * kv_heads, width), dtype=bool)
     for li in range(layers):
         for g in range(kv_heads):

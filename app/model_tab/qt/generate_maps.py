@@ -67,7 +67,7 @@ class DistributionChart(QWidget):
             return
         head = fm.height() + 4
         x = 6
-        for text, color in (("drawn from:", c.text), ("before", c.grey), ("after the cut", c.blue)):
+        for text, color in (("before", c.grey), ("/", c.text), ("after sampling", c.blue)):
             p.setPen(QColor(color))
             p.drawText(x, fm.ascent() + 2, text)
             x += fm.horizontalAdvance(text + " ")

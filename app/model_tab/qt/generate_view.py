@@ -1,6 +1,6 @@
 """The Model tab's Generate view: the open model writes one token at a time over its key/value cache.
 
-Top: the prompt, Step, Run N (off the GUI thread) with Cancel, Undo (Ctrl+Z while this view is shown), Start again,
+Top: the prompt, Step, Run N (off the GUI thread) with Cancel, Undo (Ctrl+Z while this view is shown), Restart,
 and "Open in the Heads view" (the prompt and the tokens made, traced there; from there any head opens in the
 Playground as before). Left: sampling (greedy, temperature, top-k, top-p, seed) and the cache policy (full, window,
 sinks), a bad value refused under its control with the old one kept; under them the distribution the newest token
@@ -43,7 +43,7 @@ from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.theme import ThemeColors, colors_for, follow_theme, span
 
-CONTROLS_WIDTH = 230
+CONTROLS_WIDTH = 190
 
 
 def error_label() -> QLabel:
@@ -66,9 +66,8 @@ class GenerateView(RedrawWhenShown, QWidget):
         self.errors: dict[str, QLabel] = {}
         v = QVBoxLayout(self)
         v.setContentsMargins(2, 2, 2, 2)
+        self.status_label = caption_label("")  # beside the second row of buttons
         v.addLayout(self._build_top())
-        self.status_label = caption_label("")
-        v.addWidget(self.status_label)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self._build_controls())
         body.addWidget(self._build_maps())
@@ -91,12 +90,15 @@ class GenerateView(RedrawWhenShown, QWidget):
         self.request_redraw()
 
     # ------------------------------------------------------------------ building
-    def _build_top(self) -> QHBoxLayout:
+    def _build_top(self) -> QVBoxLayout:
+        rows = QVBoxLayout()
+        rows.setSpacing(2)
         row = QHBoxLayout()
         self.prompt_edit = QLineEdit()
         self.prompt_edit.setPlaceholderText("The prompt (Enter: start again from it)")
         self.prompt_edit.setToolTip("What the model continues; a new prompt starts the generation again")
         self.prompt_edit.returnPressed.connect(self._set_prompt)
+        self.prompt_edit.setMinimumWidth(120)
         row.addWidget(self.prompt_edit, 1)
         self.step_button = QPushButton("Step")
         self.step_button.setToolTip("Make one token")
@@ -113,17 +115,23 @@ class GenerateView(RedrawWhenShown, QWidget):
         self.undo_button = QPushButton("Undo")
         self.undo_button.setToolTip("Take the newest token back (Ctrl+Z while this view is shown)")
         self.undo_button.clicked.connect(self.model.undo)
-        self.restart_button = QPushButton("Start again")
-        self.restart_button.setToolTip("Back to the prompt alone")
+        self.restart_button = QPushButton("Restart")
+        self.restart_button.setToolTip("Start again from the prompt alone")
         self.restart_button.clicked.connect(lambda: self._refusable("prompt", self.model.restart))
         self.heads_button = QPushButton("Open in Heads")
         self.heads_button.setToolTip("Trace the prompt and the tokens made in the Heads view; from there any head "
                                      "opens in the Playground")
         self.heads_button.clicked.connect(self.open_in_heads)
-        for w in (self.step_button, self.run_button, self.count_spin, self.cancel_button, self.undo_button,
-                  self.restart_button, self.heads_button):
+        for w in (self.step_button, self.run_button, self.count_spin):
             row.addWidget(w)
-        return row
+        rows.addLayout(row)
+        second = QHBoxLayout()
+        for w in (self.cancel_button, self.undo_button, self.restart_button, self.heads_button):
+            second.addWidget(w)
+        self.status_label.setMinimumWidth(100)
+        second.addWidget(self.status_label, 1)
+        rows.addLayout(second)
+        return rows
 
     def _line(self, name: str, tip: str, form: QFormLayout, label: str, apply: Callable[[str], Any]) -> QLineEdit:
         edit = QLineEdit()
@@ -141,7 +149,8 @@ class GenerateView(RedrawWhenShown, QWidget):
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
         m = self.model
-        self.greedy_check = QCheckBox("Greedy (always the likeliest)")
+        self.greedy_check = QCheckBox("Greedy")
+        self.greedy_check.setToolTip("Always the likeliest token (temperature 0); off: draw from the distribution")
         self.greedy_check.toggled.connect(lambda on: self._refusable("temperature", lambda: m.set_greedy(on)))
         form.addRow(self.greedy_check)
         self.temperature_edit = self._line("temperature", "Divides the logits before softmax: below 1 sharper, "
@@ -173,7 +182,8 @@ class GenerateView(RedrawWhenShown, QWidget):
         area = QScrollArea()
         area.setWidgetResizable(True)
         area.setWidget(inner)
-        area.setMinimumWidth(170)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the fields narrow instead
+        area.setMinimumWidth(150)
         return area
 
     def _build_maps(self) -> QSplitter:
@@ -241,8 +251,7 @@ class GenerateView(RedrawWhenShown, QWidget):
 
     def open_in_heads(self) -> bool:
         """Trace the prompt and the tokens made in the Heads view (and show it)."""
-        if self.session.model is None or not self.model.prompt_ids:
-            self.model._set_status("Nothing generated yet: Step first.")
+        if self.session.model is None or not self.model.prompt_ids:  # (the button is off until then)
             return False
         self.session.set_text(self.model.text())
         if self.open_heads is not None:

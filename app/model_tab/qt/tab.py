@@ -86,6 +86,7 @@ class ModelTab(QSplitter):
         self.open_button.clicked.connect(lambda: self.open_head() if self.open_head else None)
         bottom.addWidget(self.open_button)
         v.addLayout(bottom)
+        self.views.currentChanged.connect(self._follow_view)  # the Generate view has its own read-outs
         self.addWidget(right)
         self.setStretchFactor(1, 1)
         self.setChildrenCollapsible(True)  # drag the left column away for room (a 1024 px window needs it)
@@ -105,6 +106,13 @@ class ModelTab(QSplitter):
     def _restyle(self, c: ThemeColors) -> None:
         self.dark = c.dark
         self._show_error()
+
+    def _follow_view(self) -> None:
+        """The read-out, the traced text's next tokens and "Open … in the Playground" are the trace's: hidden while
+        the Generate view (which shows its own, and opens its text in the Heads view) is in front."""
+        traced = self.views.currentWidget() is not self.generate
+        for w in (self.readout, self.next_label, self.open_button):
+            w.setVisible(traced)
 
     # ------------------------------------------------------------------ following the session
     def _show_text(self) -> None:
