@@ -162,3 +162,35 @@ def test_a_sinks_cache_needs_fewer_sinks_than_its_window(gen):
 
 def test_ranges_are_written_short():
     assert ranges_text([0, 1, 7, 8, 9, 10]) == "0–1, 7–10" and ranges_text([3]) == "3" and ranges_text([]) == ""
+
+
+def test_a_policy_switched_during_a_run_applies_from_the_next_token(gen, monkeypatch):
+    """While a run is under way the decoder is the worker's: the new policy waits and is applied before the next token
+    the worker starts."""
+    model = gen.model
+    real = model.decoder
+    gate = threading.Event()
+
+    def slow(*args, **kwargs):
+        dec = real(*args, **kwargs)
+        step = dec.step
+
+        def gated():
+            if len(dec.generation.steps) == 1:
+                gate.wait(30)
+            return step()
+        monkeypatch.setattr(dec, "step", gated)
+        return dec
+
+    monkeypatch.setattr(model, "decoder", slow)
+    assert gen.run(3)
+    while len(gen.steps) < 1:
+        gen.host.runner.pump(0.05)
+    gen.set_cache("window", window=3)
+    assert gen.running and gen.cache == "window"
+    gate.set()
+    assert gen.wait_idle(60) and len(gen.steps) == 3
+    # the first token, and the second (being made when the switch came), with the full cache; the third with the window
+    assert [s.kl_from_full is None for s in gen.steps] == [True, True, False]
+    q = gen.steps[2].query_position
+    assert list(gen.steps[2].cache_positions) == [q - 2, q - 1, q]
