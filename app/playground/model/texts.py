@@ -200,21 +200,40 @@ def saturation_html(state: PlaygroundState, result: Result) -> str:
 def heads_info_html(state: PlaygroundState) -> str:
     """What splitting into heads does to the widths and (not) to the parameter count: the weights of W_Q, W_K, W_V
     and W_O as this playground has them (no biases: a lesson's ``size(W_Q) + …`` counts the same), and the scale
-    each head really uses."""
+    each head really uses. With fewer K/V heads than query heads (grouped-query), K and V are narrower and the
+    layer has fewer weights than standard multi-head: the text says so instead of "as many as one big head"."""
     h = state.num_heads
+    kv = state.options.kv_heads(h)
     d_k, d_v = state.dims["d_k"], state.dims["d_v"]
     d_head = d_k // max(h, 1)
     heads = f"{h} head{'s' if h > 1 else ''}"
     scaled = {"sqrt": f"scales its scores by 1/√{d_head}", "one": "leaves its scores unscaled (scale 1)"}
     scaling = scaled.get(state.scale_mode, f"scales its scores by {fmt(state.scale(d_head))} (the custom scale)")
+    standard = 4 * d_k * d_k
     if state.mode == "projection":  # the matrices on the left, whatever their shapes
         shapes = {n: state.shape_of(n) for n in ("W_Q", "W_K", "W_V", "W_O")}
         weights = sum(r * c for r, c in shapes.values())
         sizes = ", ".join(f"{n} {r}×{c}" for n, (r, c) in shapes.items())
         bias = sum(c for _r, c in shapes.values())
+        d_model = shapes["W_Q"][0]
+        standard = d_model * (d_k + d_k + d_v) + shapes["W_O"][0] * shapes["W_O"][1]
+    elif kv < h:  # Q, K, V given: a layer that would make them from a d_k-wide X, K and V narrower
+        d_kv = d_k * kv // h
+        weights, bias = 2 * d_k * d_k + 2 * d_k * d_kv, 2 * d_k + 2 * d_kv
+        sizes = f"W_Q and W_O {d_k}×{d_k}, W_K and W_V {d_k}×{d_kv} for a {d_k}-wide X"
     else:  # Q, K, V given: a layer that would make them from a d_k-wide X
-        weights, bias = 4 * d_k * d_k, 4 * d_k
+        weights, bias = standard, 4 * d_k
         sizes = f"W_Q, W_K, W_V, W_O, each {d_k}×{d_k} for a {d_k}-wide X"
+    if kv < h:
+        group = h // kv
+        text = (f"<b>{heads} sharing {kv} K/V head{'s' if kv > 1 else ''}</b> "
+                f"({'multi-query' if kv == 1 else 'grouped-query'}): each query head takes {d_head} of the {d_k} "
+                f"columns of Q and {scaling}; each K/V head is {d_head} columns of K (K is {d_head * kv} wide) and "
+                f"serves {group} query heads. The layer's weights ({sizes}; no biases here): <b>{weights}</b>, "
+                f"against {standard} for standard multi-head (biases add {bias} more): sharing K and V heads saves "
+                "weights and KV-cache bytes, not query heads. Black lines mark head boundaries; W_O is editable on "
+                "the left.")
+        return text
     text = (f"<b>{heads}</b>: each head takes {d_head} of the {d_k} columns of Q and K (and {d_v // max(h, 1)} of "
             f"V's {d_v}) and {scaling}. The layer's weights ({sizes}; no biases here): <b>{weights}</b> for "
             f"{heads}, exactly as many as one big head (a layer with biases adds {bias} more, for any number of "
