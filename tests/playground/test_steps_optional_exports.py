@@ -74,3 +74,67 @@ def test_maps_built_after_the_exports_were_installed_follow_the_setting(window, 
     out = tmp_path / "k.csv"
     window.pipeline.rotary.maps["k_rotated"].export(out)
     assert "# softcap: soft-cap 3" in out.read_text(encoding="utf-8")
+
+
+def hand_rotate_half(x: np.ndarray, base: float) -> np.ndarray:
+    """Rotary in the rotate-half layout, by hand: column c turns with column c + d/2 by position × base^(−2c/d)."""
+    n, d = x.shape
+    half = d // 2
+    theta = base ** (-np.arange(half) * 2.0 / d)
+    angle = np.arange(n)[:, None] * theta[None, :]
+    a, b = x[:, :half], x[:, half:]
+    return np.hstack([a * np.cos(angle) - b * np.sin(angle), b * np.cos(angle) + a * np.sin(angle)])
+
+
+def test_the_pipeline_figure_draws_the_optional_steps_with_their_numbers(qtbot, tmp_path):
+    from app.common.titles import ExportContext
+    from app.playground.qt.pipeline_figure import PipelineFigure, write_pipeline_figure
+    from attention_core import attention_steps, get_preset
+
+    p = get_preset("cat-sat-mat")
+    n = p.q.shape[0]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    steps = attention_steps(p.q, p.k, p.v, mask=causal, rotary_base=100.0, bias=alibi_bias(1, n)[0], softcap=2.0)
+    context = ExportContext(preset="cat-sat-mat", mask="causal", scale=0.5, d_k=4, rotary_base=100.0, alibi=True,
+                            softcap=2.0)
+    fig = PipelineFigure(steps, p.query_tokens, p.key_tokens, context=context)
+    maps = fig.heatmaps
+    q_rot, k_rot = hand_rotate_half(p.q, 100.0), hand_rotate_half(p.k, 100.0)
+    np.testing.assert_allclose(maps["q_rotated"].values(), q_rot, atol=1e-12)
+    np.testing.assert_allclose(maps["k_rotated"].values(), k_rot, atol=1e-12)
+    scaled = q_rot @ k_rot.T * 0.5
+    np.testing.assert_allclose(maps["scores"].values(), q_rot @ k_rot.T, atol=1e-12)
+    hand_bias = -np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) / 256.0  # one head: slope 2^-8
+    np.testing.assert_allclose(maps["biased"].values(), scaled + hand_bias, atol=1e-12)
+    np.testing.assert_allclose(maps["capped"].values(), 2.0 * np.tanh((scaled + hand_bias) / 2.0), atol=1e-12)
+    fig.deleteLater()
+    out = tmp_path / "pipeline.svg"
+    title = write_pipeline_figure(out, steps, p.query_tokens, p.key_tokens, context=context)
+    text = out.read_text(encoding="utf-8")
+    for words in ("Q rotated", "K rotated", "Biased scores = scaled + bias", "Soft-capped scores"):
+        assert words in text, words
+    assert "rotary base 100" in title and "ALiBi bias" in title and "soft-cap 2" in title
+    # with every option off, none of them
+    plain = attention_steps(p.q, p.k, p.v)
+    fig = PipelineFigure(plain, p.query_tokens, p.key_tokens)
+    assert set(fig.heatmaps) == {"q", "k", "v", "scores", "scaled", "masked", "weights", "output"}
+    fig.deleteLater()
+
+
+def test_export_view_pipeline_passes_the_options_to_the_figure(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "pipeline.svg"
+    r = subprocess.run([sys.executable, "-m", "app", "export", "--preset", "cat-sat-mat", "--view", "pipeline",
+                        "--rotary-base", "10000", "--softcap", "2", "--out", str(out)], cwd=root,
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(root), "QT_QPA_PLATFORM": "offscreen"})
+    assert r.returncode == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    for words in ("Q rotated", "K rotated", "Soft-capped scores", "rotary base 10000", "soft-cap 2"):
+        assert words in text, words
+    assert "Biased scores" not in text  # ALiBi is off

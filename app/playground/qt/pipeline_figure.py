@@ -4,9 +4,11 @@ The Steps tab spreads the five maps over a window that also holds the editor, th
 a slide or a handout needs them in one picture that reads left to right on its own. So this figure puts the
 five step maps in one row with the operation on each arrow (× scale, + mask, softmax, · V), Q and K above the
 scores they make and V above the output it feeds, and a title that names the setting (preset or "edited", mask,
-scale). Every map is a ``HeatmapWidget`` with its own labelled colour bar, as in the window; the figure is
-rendered by ``app.widgets.rendering.render_widget`` (PNG, SVG or PDF). It draws the core's ``AttentionSteps`` as given
-and computes nothing.
+scale, and every option on). The optional steps join it while they are on, as in the Steps view: Q and K rotated
+beside Q and K (⟶ rotate), the biased and soft-capped maps between the scaled and the masked scores. Every map is a
+``HeatmapWidget`` with its own labelled colour bar, as in the window; the figure is rendered by
+``app.widgets.rendering.render_widget`` (PNG, SVG or PDF). It draws the core's ``AttentionSteps`` as given and
+computes nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from app.widgets.heatmap.view import HeatmapWidget
 from attention_core import STEP_NAMES, AttentionSteps
 
 FIGURE_TITLE = "Attention, step by step: softmax(Q·Kᵀ × scale + mask) · V"
+ROW_STEPS = ("scores", "scaled", "biased", "capped", "masked", "weights", "output")
+"""The figure's row of step maps in reading order: the five, and the optional ones while on."""
+OPTIONAL_UNITS = {"biased": "biased score", "capped": "soft-capped score"}
+"""The colour bar's unit of the optional step maps (the five's: ``colorbar_label``)."""
 
 
 def cell_px(n: int) -> int:
@@ -102,7 +108,7 @@ class PipelineFigure(QWidget):
             hm = HeatmapWidget(title=title_text, context_menu=False, dark=False)
             hm.set_data(values, rows, cols, blocked=blk, kind=kind, title=title_text, row_title=row_title,
                         col_title=col_title, levels=levels.get(key))
-            unit = colorbar_label(key, steps.scale)  # Q, K, V: "value"
+            unit = OPTIONAL_UNITS.get(key) or colorbar_label(key, steps.scale)  # Q, K, V: "value"
             label_colorbar(hm.colorbar, f"{unit} (shared 1-3)" if key in SHARED_STEPS else unit)
             hm.setFixedSize(*map_size(len(rows), len(cols), [*rows, *cols], cell, row_sums=kind == "weights"))
             self.heatmaps[key] = hm
@@ -127,18 +133,37 @@ class PipelineFigure(QWidget):
         inputs.setSpacing(8)
         inputs.addWidget(add_map("q", "Q (queries)", steps.q, q_tok, dims, row_title="query", col_title="d_k"))
         inputs.addWidget(add_map("k", "K (keys)", steps.k, k_tok, dims, row_title="key", col_title="d_k"))
+        if steps.q_rotated is not None and steps.k_rotated is not None:  # ⓡ: the scores are made of these
+            dims_note = f"{steps.rotary_dims} of {d_k} columns" if steps.rotary_dims not in (None, d_k) else ""
+            inputs.addWidget(_arrow("rotate", f"base {steps.rotary_base:g}" + (f", {dims_note}" if dims_note
+                                                                                 else "")))
+            inputs.addWidget(add_map("q_rotated", "Q rotated", steps.q_rotated, q_tok, dims, row_title="query",
+                                     col_title="d_k"))
+            inputs.addWidget(add_map("k_rotated", "K rotated", steps.k_rotated, k_tok, dims, row_title="key",
+                                     col_title="d_k"))
         inputs.addStretch(1)
-        grid.addLayout(inputs, 0, 0, 1, 5, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom)
-        grid.addWidget(add_map("v", "V (values)", steps.v, k_tok, vdims, row_title="key", col_title="value dim"),
-                       0, 8, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom)
-        grid.addWidget(_down(STEP_OPERATIONS["scores"]), 1, 0)
-        grid.addWidget(_down(STEP_INPUTS["output"][0]), 1, 8)
+        rotated = steps.q_rotated is not None
+        span = 5 if not rotated else 2 * sum(getattr(steps, n, None) is not None for n in ROW_STEPS) - 2
+        grid.addLayout(inputs, 0, 0, 1, span, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom)
+        grid.addWidget(_down(STEP_OPERATIONS["scores"] + (" of Q, K rotated" if rotated else "")), 1, 0,
+                       Qt.AlignmentFlag.AlignLeft if rotated else Qt.AlignmentFlag(0))
 
         # "0.5 = 1/√4" -> "= 1/√4" under "× 0.5"; a scale of 1 says it changes nothing
         scale_note = "unscaled" if steps.scale == 1.0 else scale_text(steps.scale, d_k).partition(" ")[2]
         ops = step_operations(steps.scale, scale_note, 0 if blocked is None else int(blocked.sum()))
-        for n, name in enumerate(STEP_NAMES):
+        if steps.biased is not None:
+            ops["biased"] = ("+ bias", "ALiBi: −slope·|i − j|")
+        if steps.capped is not None:
+            ops["capped"] = ("c·tanh(x / c)", f"soft-cap c = {steps.softcap:g}")
+        shown = [name for name in ROW_STEPS if name in STEP_NAMES or getattr(steps, name, None) is not None]
+        last = 2 * (len(shown) - 1)  # the output's column: V sits above it
+        grid.addWidget(add_map("v", "V (values)", steps.v, k_tok, vdims, row_title="key", col_title="value dim"),
+                       0, last, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom)
+        grid.addWidget(_down(STEP_INPUTS["output"][0]), 1, last)
+        for n, name in enumerate(shown):
             values = getattr(steps, name)
+            if values.ndim == 3:  # one head's (1, Lq, Lk) of a bias made for every head
+                values = values.reshape(values.shape[-2:])
             if name == "output":
                 hm = add_map(name, step_title(name, steps.scale), values, q_tok, vdims, col_title="value dim")
             else:
