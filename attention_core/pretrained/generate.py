@@ -309,10 +309,11 @@ class Decoder:
         display = model.token_strings
         step = GenerationStep(
             len(self.steps), len(ids) - 1, new_id, display([new_id])[0], float(raw[new_id]),
-            top_list(drawn, TOP_N, display), top_list(raw, TOP_N, display), attentions, kept,
+            [(new_id, display([new_id])[0], 1.0)] if drawn is None else top_list(drawn, TOP_N, display),
+            top_list(raw, TOP_N, display), attentions, kept,
             cache_bytes(spec.n_layers, spec.n_kv_heads, len(kept), spec.d_head, size),
             cache_bytes(spec.n_layers, spec.n_kv_heads, len(ids), spec.d_head, size), evicted, kl, changed,
-            seconds, logits.numpy(), float(drawn[new_id]))
+            seconds, logits.numpy(), 1.0 if drawn is None else float(drawn[new_id]))
         self._history.append(snap)
         self.steps.append(step)
         self.new_ids.append(new_id)

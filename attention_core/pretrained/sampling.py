@@ -48,11 +48,12 @@ class Sampling:
             return out
         return torch.softmax(filter_logits(logits / self.temperature, self.top_k, self.top_p), dim=-1)
 
-    def pick(self, logits: torch.Tensor, generator: torch.Generator) -> tuple[int, torch.Tensor]:
-        """(token id, the distribution it was drawn from). Greedy draws nothing (the generator is untouched)."""
-        probs = self.distribution(logits)
+    def pick(self, logits: torch.Tensor, generator: torch.Generator) -> tuple[int, torch.Tensor | None]:
+        """(token id, the distribution it was drawn from). Greedy draws nothing (the generator is untouched) and
+        returns None for the distribution (one-hot on the id: not built, a decoding step's time is its cost)."""
         if self.greedy:
-            return int(torch.argmax(probs)), probs
+            return int(torch.argmax(logits)), None
+        probs = self.distribution(logits)
         return int(torch.multinomial(probs, 1, generator=generator)), probs
 
 
