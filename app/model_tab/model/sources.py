@@ -33,7 +33,7 @@ class CatalogueEntry:
 
 CATALOGUE = (
     CatalogueEntry("GPT-2 small", "openai-community/gpt2", "548 MB", "MIT", "gpt2",
-                   "124M parameters, 12 layers × 12 heads: where induction heads were found"),
+                   "12 layers × 12 heads, 124M parameters: induction heads"),
     CatalogueEntry("Pythia-70m", "EleutherAI/pythia-70m", "166 MB", "Apache-2.0", "gpt_neox",
                    "6 layers × 8 heads, rotary positions"),
     CatalogueEntry("Pythia-160m", "EleutherAI/pythia-160m", "375 MB", "Apache-2.0", "gpt_neox",

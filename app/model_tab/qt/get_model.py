@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QDialog,
     QGridLayout,
     QHBoxLayout,
@@ -32,8 +33,10 @@ from app.widgets.theme import ThemeColors, colors_for, follow_theme, span
 COLUMNS = ("Model", "Weights", "Licence", "Repository", "What it shows")
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:,.1f} MB" if n >= 1e5 else f"{n / 1e3:,.1f} kB"
+def _of(done: int, total: int) -> str:
+    """"12.3 of 548.1 MB": both in the total's unit."""
+    unit, scale = ("GB", 1e9) if total >= 1e9 else ("MB", 1e6) if total >= 1e6 else ("kB", 1e3)
+    return f"{done / scale:,.1f} of {total / scale:,.1f} {unit}"
 
 
 class GetModelDialog(QDialog):
@@ -68,6 +71,10 @@ class GetModelDialog(QDialog):
         header.setStretchLastSection(True)
         for col in range(len(COLUMNS) - 1):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+        rows = self.table.topLevelItemCount()  # every row shown without scrolling
+        self.table.setMinimumHeight(header.sizeHint().height() + (rows + 1) * max(self.table.sizeHintForRow(0), 16)
+                                    + 2 * self.table.frameWidth())
         self.table.currentItemChanged.connect(self._picked)
         self.table.itemDoubleClicked.connect(lambda *_: self._download())
         v.addWidget(self.table, 1)
@@ -93,6 +100,8 @@ class GetModelDialog(QDialog):
         self.status_label.setWordWrap(True)
         self.status_label.setTextFormat(Qt.TextFormat.RichText)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # room for two lines from the start (the finished model's path is the second): the dialog never has to grow
+        self.status_label.setMinimumHeight(2 * self.status_label.fontMetrics().lineSpacing() + 4)
         v.addWidget(self.status_label)
         buttons = QHBoxLayout()
         self.download_button = QPushButton("Download")
@@ -164,7 +173,7 @@ class GetModelDialog(QDialog):
             text = html.escape(f.message) + f"<br><code>{html.escape(str(f.path or Path()))}</code>"
         elif busy and f.total:
             where = f" — {html.escape(f.file)}" if f.file else ""
-            text = f"{html.escape(f.repo_id)}: {_mb(f.done)} of {_mb(f.total)}{where}"
+            text = f"{html.escape(f.repo_id)}: {_of(f.done, f.total)}{where}"
             if f.state == "cancelling":
                 text += " — cancelling…"
         elif busy:
@@ -172,3 +181,4 @@ class GetModelDialog(QDialog):
         else:
             text = html.escape(f.message)
         self.status_label.setText(text)
+        self.status_label.setToolTip(str(f.path) if f.state == "done" and f.path is not None else "")

@@ -105,6 +105,13 @@ class SourcesPanel(QWidget):
         if self.get_dialog is None:
             self.get_dialog = GetModelDialog(self.fetch, on_listed=self.session.refresh_sources,
                                              on_open=self.session.load, parent=self)
+            room = self.window().size()  # wide enough for the catalogue's notes, never past the window
+            width = max(560, min(980, room.width() - 40))
+            layout = self.get_dialog.layout()
+            if layout is not None:
+                layout.activate()
+                self.get_dialog.resize(width, max(self.get_dialog.minimumSizeHint().height(),
+                                                  min(self.get_dialog.sizeHint().height(), room.height() - 60)))
         self.get_dialog.show()
         self.get_dialog.raise_()
         self.get_dialog.activateWindow()
@@ -128,7 +135,7 @@ class SourcesPanel(QWidget):
                 if str(src.path) == current:
                     self.list.setCurrentItem(item)
             if not s.sources:
-                empty = QListWidgetItem("(none found yet: Get a model… downloads one)")
+                empty = QListWidgetItem("(none yet: Get a model…)")
                 empty.setFlags(Qt.ItemFlag.NoItemFlags)
                 self.list.addItem(empty)
         with QSignalBlocker(self.dtype_combo):

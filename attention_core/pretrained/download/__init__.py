@@ -69,7 +69,8 @@ class DownloadPlan:
 
     @property
     def total_bytes(self) -> int:
-        return sum(f.size or 0 for f in self.files)
+        """Every file of the model, config.json included."""
+        return sum(f.size or 0 for f in self.files) + len(self.config)
 
     @property
     def storage(self) -> Path:
