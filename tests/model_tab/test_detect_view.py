@@ -18,8 +18,9 @@ def open_detect(window, qtbot, path):
     session = host.model
     session.load(path)
     qtbot.waitUntil(lambda: session.trace is not None and not session.tracing, timeout=60_000)
-    view = tab.views.widget(tab.views.count() - 1)
-    assert tab.views.tabText(tab.views.count() - 1) == "Detect"
+    index = tab.views.indexOf(tab.detect)  # (the Generate view comes after it)
+    view = tab.views.widget(index)
+    assert tab.views.tabText(index) == "Detect"
     tab.views.setCurrentWidget(view)  # shown: the detectors start
     qtbot.waitUntil(lambda: session.heads.detection is not None and not session.heads.busy, timeout=60_000)
     qtbot.wait(30)
