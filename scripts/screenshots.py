@@ -247,7 +247,7 @@ def detect_tab(tab, session, shot, idle, app, name: str) -> None:  # type: ignor
             settle(app, 0.1)
         idle()
 
-    tab.views.setCurrentIndex(tab.views.count() - 1)  # the Detect view: its detectors start when shown
+    tab.views.setCurrentWidget(tab.detect)  # the Detect view: its detectors start when shown
     settle(app, 0.2)
     wait()
     heads.set_kind("induction")
