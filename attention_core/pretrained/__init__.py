@@ -1,4 +1,6 @@
-"""Real transformers (GPT-2, Llama / Mistral / Qwen2, Pythia, GPT-Neo) and this app's own models, head by head.
+"""Real transformers (the families of ``config.FAMILIES``: GPT-2, Llama / Mistral / Qwen2 / Qwen3 / SmolLM, Phi-3,
+OLMo-2, Gemma 2 and 3, Pythia, GPT-Neo, and the encoders BERT / RoBERTa / DistilBERT) and this app's own models,
+head by head.
 
 ``load_pretrained(path, *, device="cpu", dtype=None, memory_limit=None) -> PretrainedModel`` reads a Hugging Face
 folder (``config.json``, ``model.safetensors`` or an index with shards, ``tokenizer.json``) or a model this app

@@ -25,7 +25,8 @@ from app.model_tab.model.session import DTYPES, InspectSession
 from app.model_tab.qt.get_model import GetModelDialog
 
 HELP = ("A Hugging Face model folder (config.json, model.safetensors, tokenizer.json): GPT-2, Llama, Mistral, Qwen2, "
-        "Pythia, GPT-Neo / TinyStories; or a model trained in this app (Training → Save, or <code>train --out</code>)."
+        "Qwen3, SmolLM2, SmolLM3, Phi-3, OLMo-2, Gemma 2, Gemma 3, Pythia, GPT-Neo / TinyStories, or the encoders "
+        "BERT, RoBERTa, DistilBERT; or a model trained in this app (Training → Save, or <code>train --out</code>)."
         " The list shows what is on this computer; <b>Get a model…</b> downloads a small one from the Hugging Face"
         " hub.")
 
