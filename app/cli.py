@@ -23,8 +23,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "lessons": ("app.learn.cli", "add_parser", "cmd_lessons"),
     "experiment": ("app.experiments.cli", "add_parser", "cmd_experiment"),
     "inspect": ("app.model_tab.cli", "add_inspect_parser", "cmd_inspect"),
-    "generate": ("app.model_tab.generate_cli", "add_generate_parser", "cmd_generate"),
     "download": ("app.model_tab.download_cli", "add_download_parser", "cmd_download"),
+    "generate": ("app.model_tab.generate_cli", "add_generate_parser", "cmd_generate"),
 }
 """Every command but ``gui``, one row each, in the order ``--help`` lists them: adding a command is its module and one
 row here, no branch to add. Importing this module loads none of them; building the parser imports each (they are

@@ -16,7 +16,8 @@ import pytest
 import app.cli as cli
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTED = ("train", "export", "probe", "bench", "lessons", "experiment", "inspect", "download")
+DOCUMENTED = ("train", "export", "probe", "bench", "lessons", "experiment", "inspect", "download",
+              "generate")
 """The commands docs/cli.md documents, in the order ``--help`` has always listed them."""
 
 

@@ -90,7 +90,7 @@ class CachePolicy:
         return f"sinks {self.sinks} + last {self.window - self.sinks}"  # type: ignore[operator]
 
 
-def cache_bytes(layers: int, kv_heads: int, positions: int, d_head: int, bytes_per_element: int) -> int:
+def kv_bytes(layers: int, kv_heads: int, positions: int, d_head: int, bytes_per_element: int) -> int:
     """Keys and values of every layer: 2 × layers × kv heads × positions × d_head × bytes per element."""
     return 2 * layers * kv_heads * positions * d_head * bytes_per_element
 

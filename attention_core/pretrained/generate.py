@@ -17,17 +17,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
-from .cache_policy import CachePolicy, cache_bytes, kl_divergence
+from .cache_policy import CachePolicy, kl_divergence, kv_bytes
 from .forward import KVCache
 from .sampling import Sampling, top_list
 
-if TYPE_CHECKING:
-    from .model import PretrainedModel
+PretrainedModel = Any
+"""The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
+it back (no import cycle, not even a type-only one)."""
 
 TOP_N = 10
 """How many entries ``GenerationStep.top`` and ``top_raw`` list."""
@@ -311,8 +312,8 @@ class Decoder:
             len(self.steps), len(ids) - 1, new_id, display([new_id])[0], float(raw[new_id]),
             [(new_id, display([new_id])[0], 1.0)] if drawn is None else top_list(drawn, TOP_N, display),
             top_list(raw, TOP_N, display), attentions, kept,
-            cache_bytes(spec.n_layers, spec.n_kv_heads, len(kept), spec.d_head, size),
-            cache_bytes(spec.n_layers, spec.n_kv_heads, len(ids), spec.d_head, size), evicted, kl, changed,
+            kv_bytes(spec.n_layers, spec.n_kv_heads, len(kept), spec.d_head, size),
+            kv_bytes(spec.n_layers, spec.n_kv_heads, len(ids), spec.d_head, size), evicted, kl, changed,
             seconds, logits.numpy(), 1.0 if drawn is None else float(drawn[new_id]))
         self._history.append(snap)
         self.steps.append(step)
