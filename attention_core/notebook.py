@@ -249,7 +249,8 @@ def _image(rgb: np.ndarray, x: float, y: float, w: float, h: float, title: str) 
 def trace_svg(trace: Any) -> str:
     """A trace's layer × head grid of attention weights (rows: layers, columns: heads), each map hovered cell by
     cell while the grid is small enough; heads switched off in the run are outlined in red."""
-    att = np.asarray(trace.attentions, dtype=np.float64)
+    long = bool(getattr(trace, "is_long", False))  # a long trace keeps each map pooled, not whole
+    att = np.asarray(trace.overview.max if long else trace.attentions, dtype=np.float64)
     layers, heads, t = att.shape[0], att.shape[1], att.shape[-1]
     tokens = [token_text(s) for s in trace.tokens]
     cell = max(1.0, GRID_SIDE / max(t, 1))
@@ -257,7 +258,8 @@ def trace_svg(trace: Any) -> str:
     per_cell = att.size <= GRID_RECTS_MAX
     ablated = {tuple(p) for p in getattr(trace, "ablated", ())}
     info = trace.info
-    head_line = f"{trace.name}: {layers} layers × {heads} heads, {t} tokens"
+    head_line = f"{trace.name}: {layers} layers × {heads} heads, {len(trace.tokens)} tokens" + (
+        f" (each map's largest weight per block of {trace.overview.block} tokens)" if long else "")
     parts = [f'<text x="4" y="16" style="{FONT};font-size:13px;font-weight:bold">{_esc(head_line)}</text>',
              _note(" ".join(tokens)[:160], 4, 32)]
     if trace.note:

@@ -218,9 +218,10 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 def _trace_json(trace: Any, layer: int | None, head: int | None) -> dict[str, Any]:
     import numpy as np
 
-    att = trace.attentions
-    if layer is not None:
-        att = att[layer] if head is None else att[layer, head]
+    if layer is not None and head is not None:
+        att = trace.head_map(layer, head)  # exact on a long trace too (computed for that head)
+    else:  # a long trace refuses (LongTraceError, a ValueError: exit 2 naming what to ask for)
+        att = trace.attentions if layer is None else trace.attentions[layer]
     top = [[[tok, int(i), round(p, 6)] for tok, i, p in row] for row in trace.top_next(5)]
     return {**trace.summary(), "layer": layer,
             "head": head, "top_next": top,
@@ -244,7 +245,7 @@ def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> i
         for li in layers:
             mask = trace.mask(li)
             for h in heads:
-                att = trace.attentions[li, h]
+                att = trace.head_map(li, h)
                 for q in range(len(trace)):
                     for k in range(len(trace)):
                         if mask is None or mask[q, k]:

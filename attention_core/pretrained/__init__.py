@@ -19,7 +19,7 @@ from .cache_policy import CACHE_POLICIES
 from .errors import PretrainedError
 from .generate import Decoder, Generation, GenerationStep
 from .model import PretrainedModel, load_pretrained, token_losses
-from .trace import ModelInfo, Trace
+from .trace import LongTraceError, ModelInfo, Trace
 
 __all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses", "Decoder",
-           "Generation", "GenerationStep", "CACHE_POLICIES"]
+           "Generation", "GenerationStep", "CACHE_POLICIES", "LongTraceError"]

@@ -25,13 +25,23 @@ import numpy as np
 import torch
 
 from .config import ArchSpec
-from .layers import Linear, Norm, activation, rope_inv_freq, rope_tables, rotate_half_rope
+from .layers import (
+    Linear,
+    Norm,
+    activation,
+    attention_weights,
+    overview_attention,
+    rope_inv_freq,
+    rope_tables,
+    rotate_half_rope,
+)
 
-RECORDABLE = frozenset({"weights", "qkv", "scores", "head_out", "resid"})
+RECORDABLE = frozenset({"weights", "qkv", "scores", "head_out", "resid", "overview", "final"})
 """What ``forward(record=...)`` can keep per layer: attention weights; q, k, v; raw scores; head outputs; the
-residual stream entering the layer (which lets a later run restart there)."""
-
-
+residual stream entering the layer (which lets a later run restart there); ``overview``: instead of the weights, a
+long text's reduced record (``pooled_max``, ``pooled_mean`` (B, heads, P, P) block-pooled maps, ``best_key`` and
+``best_weight`` (B, heads, T): each query's largest weight), attention computed a block of queries at a time so no
+(heads, T, T) array is ever held; ``final``: the last layer's output (the logits' input), once."""
 @dataclass
 class LayerWeights:
     """One block. Q, K, V come from ``qkv`` (fused: ``qkv_layout`` "gpt2" = [q | k | v] columns, "neox" = per head
@@ -285,15 +295,12 @@ class ForwardPass:
         kf, vv = k.float(), v
         if spec.kv_group > 1:  # grouped-query attention: each key/value head serves kv_group query heads
             kf, vv = kf.repeat_interleave(spec.kv_group, dim=1), v.repeat_interleave(spec.kv_group, dim=1)
-        scores = q.float() @ kf.transpose(-1, -2)
-        scaled = scores * spec.scales[li]
-        if spec.softcap is not None:  # Gemma 2: c · tanh(s / c), after the scale, before the mask
-            scaled = torch.tanh(scaled / spec.softcap) * spec.softcap
         mask = self._layer_mask(li, q.shape[-2], positions, k_positions, extra_mask)
-        if mask is not None:
-            scaled = scaled.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scaled, dim=-1)
-        heads = weights.to(vv.dtype) @ vv  # (B, H, T, d_head)
+        if "overview" in rec:
+            heads = overview_attention(q.float(), kf, vv, spec.scales[li], spec.softcap, mask, rec)
+        else:
+            weights = attention_weights(q.float(), kf, spec.scales[li], spec.softcap, mask)
+            heads = weights.to(vv.dtype) @ vv  # (B, H, T, d_head)
         if ablate:
             heads = heads.clone()
             for (layer, head), how in ablate.items():
@@ -309,7 +316,7 @@ class ForwardPass:
             rec["k"].append(k.float())
             rec["v"].append(v.float())
         if "scores" in rec:
-            rec["scores"].append(scores)
+            rec["scores"].append(q.float() @ kf.transpose(-1, -2))
         if "head_out" in rec:
             rec["head_out"].append(heads.float())
         b, _, t, _ = heads.shape
@@ -371,6 +378,10 @@ class ForwardPass:
         rec: dict[str, list[torch.Tensor]] = {name: [] for name in record}
         if "qkv" in record:
             rec.update(q=[], k=[], v=[])
+        if "overview" in record:
+            if "weights" in record or "scores" in record:
+                raise ValueError("record: 'overview' replaces 'weights' and 'scores' (a long text's maps)")
+            rec.update(pooled_max=[], pooled_mean=[], best_key=[], best_weight=[])
         pos: torch.Tensor | None = None
         if positions is not None:
             pos = torch.as_tensor(np.asarray(positions), dtype=torch.long, device=self.device).reshape(-1)
@@ -389,9 +400,12 @@ class ForwardPass:
                 rec["resid"].append(x)
             x = self._block(li, lw, x, ablate, rec, pos, cache, mask)
         out = None
+        if "final" in rec:
+            rec["final"].append(x)
         if logits and last == self.spec.n_layers - 1:
             if logit_positions is not None:
                 x = x[:, logit_positions]
             out = self.logits(x)
         rec.pop("qkv", None)
+        rec.pop("overview", None)
         return ForwardOutput(out, rec)

@@ -122,3 +122,64 @@ def unrotate_half_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, di
     """The inverse of ``rotate_half_rope`` (each pair turned back by its angle): q or k as they were before the
     rotation, from the rotated ones and the same tables."""
     return rotate_half_rope(x, cos, -sin, dim)
+
+
+OVERVIEW_SIDE = 256
+"""The longest side of a long trace's pooled maps (``overview``): blocks of ceil(T / 256) positions."""
+OVERVIEW_ROWS = 256
+"""Queries per chunk when attention runs in chunks (``overview``): (heads, 256, T) floats at a time."""
+
+
+def overview_block(length: int) -> int:
+    """The pooling block of a ``length``-token overview: the side of P × P is ceil(length / block) <= 256."""
+    return max(1, -(-length // OVERVIEW_SIDE))
+
+
+def attention_weights(q: torch.Tensor, k: torch.Tensor, scale: float, softcap: float | None,
+                      mask: torch.Tensor | None) -> torch.Tensor:
+    """softmax(cap(q·kᵀ · scale), masked) over the keys, float32: q (..., Tq, d), k (..., Tk, d), mask (Tq, Tk)
+    True = may attend. One function for the whole pass, its chunks and a long trace's head maps, so they agree."""
+    scaled = (q @ k.transpose(-1, -2)).mul_(scale)  # in place: one (heads, Tq, Tk) array besides the weights
+    if softcap is not None:  # Gemma 2: c · tanh(s / c), after the scale, before the mask
+        scaled = scaled.div_(softcap).tanh_().mul_(softcap)
+    if mask is not None:
+        scaled = scaled.masked_fill_(~mask, float("-inf"))
+    return torch.softmax(scaled, dim=-1)
+
+
+def overview_attention(q: torch.Tensor, kf: torch.Tensor, vv: torch.Tensor, scale: float, softcap: float | None,
+                       mask: torch.Tensor | None, rec: dict[str, list[torch.Tensor]]) -> torch.Tensor:
+    """Attention OVERVIEW_ROWS queries at a time (each row's softmax is whole, so the weights equal the full
+    computation's), recording block-pooled maps and each query's best key instead of the weights."""
+    b, h, t, _ = q.shape
+    tk = kf.shape[-2]
+    block = overview_block(max(t, tk))
+    side_q, side_k = -(-t // block), -(-tk // block)
+    pmax = torch.zeros(b, h, side_q, side_k, device=q.device)
+    psum = torch.zeros(b, h, side_q, side_k, device=q.device)
+    best_key = torch.empty(b, h, t, dtype=torch.int32, device=q.device)
+    best_w = torch.empty(b, h, t, device=q.device)
+    heads = torch.empty(b, h, t, vv.shape[-1], dtype=vv.dtype, device=vv.device)
+    step = block * max(1, OVERVIEW_ROWS // block)
+    for r0 in range(0, t, step):
+        r1 = min(t, r0 + step)
+        w = attention_weights(q[:, :, r0:r1], kf, scale, softcap,
+                              None if mask is None else mask[r0:r1])
+        heads[:, :, r0:r1] = w.to(vv.dtype) @ vv
+        top = w.max(dim=-1)
+        best_key[:, :, r0:r1], best_w[:, :, r0:r1] = top.indices.to(torch.int32), top.values
+        rows = -(-(r1 - r0) // block)
+        pad = (0, side_k * block - tk, 0, rows * block - (r1 - r0))
+        tiles = (torch.nn.functional.pad(w, pad) if any(pad) else w).reshape(b, h, rows, block, side_k, block)
+        pmax[:, :, r0 // block: r0 // block + rows] = tiles.amax(dim=(3, 5))
+        psum[:, :, r0 // block: r0 // block + rows] = tiles.sum(dim=(3, 5))
+    counts = torch.full((side_q,), float(block), device=q.device)
+    counts[-1] = t - (side_q - 1) * block
+    counts_k = torch.full((side_k,), float(block), device=q.device)
+    counts_k[-1] = tk - (side_k - 1) * block
+    rec["pooled_max"].append(pmax)
+    rec["pooled_mean"].append(psum / (counts[:, None] * counts_k[None, :]))
+    rec["best_key"].append(best_key)
+    rec["best_weight"].append(best_w)
+    return heads
+

@@ -21,14 +21,18 @@ import torch
 from .config import ArchSpec, parse_config
 from .errors import PretrainedError
 from .forward import Ablation, ForwardOutput, ForwardPass, ModelWeights
+from .layers import overview_block
 from .tokenizer import HFTokenizer, OwnVocab
-from .trace import ModelInfo, Trace
+from .trace import LONG_TRACE_TOKENS, TOP_KEPT, ModelInfo, NotKept, Overview, Trace
 
 if TYPE_CHECKING:
     from .generate import Decoder, Generation
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 TRACE_RECORD = frozenset({"weights", "qkv", "head_out"})
+LONG_TRACE_RECORD = frozenset({"overview", "qkv", "head_out", "final"})
+LOGIT_ROWS = 256
+"""A long trace's logits are computed this many positions at a time and only their top tokens kept."""
 MASK_TOKENS = ("[MASK]", "<mask>")
 """The mask token of BERT / DistilBERT and of RoBERTa: an encoder's trace predicts the token each one hides."""
 
@@ -151,28 +155,55 @@ class PretrainedModel:
         """Run one text (or ids) and keep everything: logits, attentions, q/k/v, scores, head outputs. ``ablate``
         as in ``forward`` (those heads' outputs replaced; the trace's ``ablated`` names them, sorted)."""
         ids, note = self.ids_of(text_or_ids, truncate=truncate)
-        out = self.forward(ids, record=TRACE_RECORD, ablate=ablate)
+        long = len(ids) > LONG_TRACE_TOKENS
+        out = self.forward(ids, record=LONG_TRACE_RECORD if long else TRACE_RECORD, ablate=ablate, logits=not long)
         r = out.records
 
-        def stack(name: str) -> np.ndarray:  # filled layer by layer, each torch record dropped once copied
+        def stack(name: str, dtype: Any = np.float32) -> np.ndarray:  # layer by layer, each record dropped once copied
             layers = r[name]
-            arr = np.empty((len(layers), *layers[0].shape[1:]), dtype=np.float32)
+            arr = np.empty((len(layers), *layers[0].shape[1:]), dtype=dtype)
             for i in range(len(layers)):
                 arr[i] = layers[i][0].cpu().numpy()
                 layers[i] = torch.empty(0)
             return arr
 
-        masks = tuple(None if m is None else m.cpu().numpy() for m in self.forward_pass.masks(len(ids)))
-        assert out.logits is not None
+        arrays: dict[int, np.ndarray] = {}  # layers sharing a mask share its array (one per distinct window)
+        masks = tuple(None if m is None else arrays.setdefault(id(m), m.cpu().numpy())
+                      for m in self.forward_pass.masks(len(ids)))
         tokens = self.token_strings(ids.tolist())
         special: set[int] = getattr(self.tokenizer, "special_ids", set())
         masked = tuple(i for i, (t, s) in enumerate(zip(ids.tolist(), tokens)) if t in special and s in MASK_TOKENS)
-        return Trace(self.name, ids, tokens, out.logits[0].cpu().numpy(), stack("weights"),
+        long_parts: dict[str, Any] = {}
+        if long:
+            t, layers, heads = len(ids), self.spec.n_layers, self.spec.n_heads
+            long_parts = {"pooled": Overview(overview_block(t), stack("pooled_max"), stack("pooled_mean"),
+                                             stack("best_key", np.int32), stack("best_weight")),
+                          "top_kept": self._top_tokens(r["final"][0][0])}
+            logits: Any = NotKept("logits", (t, self.spec.vocab_size), f"top_next(k) (k <= {TOP_KEPT})", t)
+            weights: Any = NotKept("attentions", (layers, heads, t, t),
+                                   "head_map(layer, head[, rows]) for one head's exact map, overview for every head", t)
+        else:
+            assert out.logits is not None
+            logits, weights = out.logits[0].cpu().numpy(), stack("weights")
+        return Trace(self.name, ids, tokens, logits, weights,
                      self.info, note, q=stack("q"), k=stack("k"), v=stack("v"),
                      head_outputs=stack("head_out"), scales=self.spec.scales, masks=masks,
                      display=self.token_strings, ablated=tuple(sorted((int(li), int(h)) for li, h in ablate or ())),
                      prediction="masked" if self.spec.masked_lm else "next",
-                     masked_positions=masked if self.spec.masked_lm else (), spec=self.spec)
+                     masked_positions=masked if self.spec.masked_lm else (), spec=self.spec, **long_parts)
+
+    def _top_tokens(self, final: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+        """The TOP_KEPT likeliest tokens of every position and their log-probabilities, LOGIT_ROWS positions at a
+        time (a 151,936-token vocabulary's logits at 4,096 positions would be 2.5 GB)."""
+        t = final.shape[0]
+        k = min(TOP_KEPT, self.spec.vocab_size)
+        ids, logp = np.empty((t, k), dtype=np.int64), np.empty((t, k), dtype=np.float32)
+        with torch.no_grad(), cpu_threads(self.threads if self.device.type == "cpu" else None):
+            for r0 in range(0, t, LOGIT_ROWS):
+                lp = torch.log_softmax(self.forward_pass.logits(final[None, r0:r0 + LOGIT_ROWS])[0], dim=-1)
+                top = torch.topk(lp, k, dim=-1)
+                ids[r0:r0 + LOGIT_ROWS], logp[r0:r0 + LOGIT_ROWS] = top.indices.cpu().numpy(), top.values.cpu().numpy()
+        return ids, logp
 
     # --- writing --------------------------------------------------------------------------------------
     def generate(self, prompt: Any, *, max_new_tokens: int = 20, temperature: float = 0.0, top_k: int | None = None,

@@ -6,6 +6,13 @@ rotation (turned back exactly from the rotated ones the trace keeps, with the mo
 holds one copy of q and k), the positions, rotary base and width, window, soft-cap, scale and K/V group — and
 ``head_steps`` rebuilds that head through ``attention_steps`` from them, so the Playground's step views show a real
 head's rotation and their weights are the model's (to float32 rounding).
+
+Long texts (more than ``LONG_TRACE_TOKENS``): every head's full T × T map would not fit (a 24-layer, 14-head model at
+4,096 tokens: 22 GB), so a long trace keeps what the views need small — ``overview`` (each head's map block-pooled
+to at most 256 × 256, max and mean, and each query's largest weight) — and ``head_map(layer, head, rows)`` computes a
+head's exact weights on demand from the q and k it keeps (the model's scale, soft-cap, mask and window), equal to the
+full computation. Its ``attentions``, ``scores``, ``logits`` and ``probabilities`` are not kept: reading them raises
+``LongTraceError`` saying what to use instead (``is_long`` tells the two apart; ``top_next`` works on both).
 """
 
 from __future__ import annotations
@@ -18,6 +25,82 @@ from typing import Any
 import numpy as np
 
 from ..steps import AttentionSteps, attention_steps
+
+LONG_TRACE_TOKENS = 1024
+"""A text longer than this is traced long (``Trace.is_long``): no full maps kept, ``overview`` and ``head_map``."""
+TOP_KEPT = 20
+"""A long trace keeps each position's TOP_KEPT likeliest tokens (with their log-probabilities), not its logits."""
+
+
+class LongTraceError(ValueError):
+    """Something a long trace does not keep was read; the message says what to use instead."""
+
+
+class NotKept:
+    """Stands in for an array a long trace does not keep (``attentions``, ``logits``): it has the full array's
+    ``shape``, and any reading of its values raises ``LongTraceError`` naming what to use instead."""
+
+    def __init__(self, what: str, shape: tuple[int, ...], instead: str, tokens: int) -> None:
+        self.what, self.shape, self.instead, self.tokens = what, shape, instead, tokens
+        self.ndim = len(shape)
+
+    def message(self) -> str:
+        size = int(np.prod(self.shape, dtype=np.int64)) * 4
+        return (f"this trace is {self.tokens:,} tokens long: "
+                f"its {self.what} {self.shape} ({size / 2**30:.1f} GiB) are not kept; use {self.instead}")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise LongTraceError(self.message())
+
+    def __getitem__(self, key: Any) -> Any:
+        raise LongTraceError(self.message())
+
+    def __len__(self) -> int:
+        return int(self.shape[0])
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"{name}: {self.message()}")
+
+    def __repr__(self) -> str:
+        return f"NotKept({self.what}, shape={self.shape})"
+
+
+@dataclass(frozen=True, eq=False)
+class Overview:
+    """Every head's map reduced (float32): ``max`` and ``mean`` (layers, heads, P, P), block ``block`` × ``block``
+    of the T × T map each (the last block of a side may be shorter; P = ceil(T / block)); ``best_key`` (layers,
+    heads, T) int32 and ``best_weight``: each query's largest weight and its key. The mosaic draws ``max`` (a sharp
+    head stays visible when pooled), the hover reads ``best_*``."""
+
+    block: int
+    max: np.ndarray
+    mean: np.ndarray
+    best_key: np.ndarray
+    best_weight: np.ndarray
+
+    @classmethod
+    def of(cls, attentions: np.ndarray) -> Overview:
+        """The overview of full maps (layers, heads, T, T): what a long trace records while it runs."""
+        import torch
+
+        from .layers import overview_block
+
+        a = torch.as_tensor(np.asarray(attentions, dtype=np.float32))
+        t = a.shape[-1]
+        block = overview_block(t)
+        side = -(-t // block)
+        pad = side * block - t
+        tiles = torch.nn.functional.pad(a, (0, pad, 0, pad)).reshape(*a.shape[:2], side, block, side, block)
+        counts = torch.full((side,), float(block))
+        counts[-1] = t - (side - 1) * block
+        top = a.max(dim=-1)
+        return cls(block, tiles.amax(dim=(3, 5)).numpy(),
+                   (tiles.sum(dim=(3, 5)) / (counts[:, None] * counts[None, :])).numpy(),
+                   top.indices.to(torch.int32).numpy(), top.values.numpy())
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.max.nbytes + self.mean.nbytes + self.best_key.nbytes + self.best_weight.nbytes)
 
 
 @dataclass(frozen=True)
@@ -103,10 +186,60 @@ class Trace:
     ``[MASK]``/``<mask>`` hides: BERT, RoBERTa, DistilBERT); ``masked_positions`` are the positions holding it."""
     masked_positions: tuple[int, ...] = ()
     spec: Any = field(default=None, repr=False, compare=False)  # the model's ``ArchSpec`` (rotary, windows, caps)
+    pooled: Overview | None = field(default=None, repr=False)  # a long trace's overview, recorded as it ran
+    top_kept: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    """A long trace's (ids (T, TOP_KEPT), log-probabilities (T, TOP_KEPT) float32), best first, for ``top_next``."""
+
+    @property
+    def is_long(self) -> bool:
+        """True when the full maps are not kept (a text longer than ``LONG_TRACE_TOKENS``): read ``overview`` and
+        ``head_map``; ``attentions`` and ``logits`` raise ``LongTraceError``."""
+        return isinstance(self.attentions, NotKept)
+
+    @cached_property
+    def overview(self) -> Overview:
+        """Every head's map pooled to at most 256 × 256, and each query's best key (see ``Overview``): recorded by
+        a long trace, computed from ``attentions`` (once) for a short one."""
+        return self.pooled if self.pooled is not None else Overview.of(self.attentions)
+
+    def head_map(self, layer: int, head: int, rows: slice | None = None) -> np.ndarray:
+        """One head's exact softmax weights (T, T) float32 — or only the queries ``rows`` (a slice) — as the model
+        computed them: read from ``attentions`` when kept, else computed from the trace's q and k (after rotary)
+        with the layer's scale, soft-cap and mask (causal, window), one row block at a time."""
+        layer = _check_index("layer", layer, self.info.layers)
+        head = _check_index("head", head, self.info.heads)
+        r = slice(None) if rows is None else rows
+        if not self.is_long:
+            return np.asarray(self.attentions[layer, head, r])
+        import torch
+
+        from .layers import attention_weights
+
+        start, stop, _ = r.indices(len(self))
+        q = torch.as_tensor(self.q[layer, head, start:stop])
+        k = torch.as_tensor(self.k[layer, self.kv_head(head)])
+        mask = self.masks[layer]
+        m = None if mask is None else torch.as_tensor(mask[start:stop])
+        softcap = None if self.spec is None else self.spec.softcap
+        return attention_weights(q, k, float(self.scales[layer]), softcap, m).numpy()
+
+    @property
+    def kept_bytes(self) -> int:
+        """The bytes this trace holds in arrays (maps or overview, q, k, v, head outputs, logits or top tokens,
+        masks counted once each): what the status reports."""
+        arrays = [self.ids, self.q, self.k, self.v, self.head_outputs]
+        arrays += [a for a in (self.attentions, self.logits) if isinstance(a, np.ndarray)]
+        arrays += list(self.top_kept or ())
+        seen = {id(m): m for m in self.masks if m is not None}
+        total = sum(int(a.nbytes) for a in arrays) + sum(int(m.nbytes) for m in seen.values())
+        return total + (self.pooled.nbytes if self.pooled is not None else 0)
 
     @cached_property
     def scores(self) -> np.ndarray:
         """(layers, heads, T, T) float32 raw scores q·kᵀ (what step ① shows), before scale and mask."""
+        if self.is_long:
+            raise LongTraceError(NotKept("scores", (self.info.layers, self.info.heads, len(self), len(self)),
+                                         "head_steps(layer, head) or head_setting for one head", len(self)).message())
         group = self.info.heads // self.info.kv_heads
         k = np.repeat(self.k, group, axis=1) if group > 1 else self.k
         return np.asarray(self.q @ np.swapaxes(k, -1, -2), dtype=np.float32)
@@ -122,6 +255,9 @@ class Trace:
     @property
     def probabilities(self) -> np.ndarray:
         """(T, vocab) float64 softmax of the logits: row t is the model's distribution for the token after t."""
+        if self.is_long:
+            raise LongTraceError(NotKept("probabilities", tuple(self.logits.shape),
+                                         f"top_next(k) (k <= {TOP_KEPT})", len(self)).message())
         z = self.logits.astype(np.float64)
         z = z - z.max(axis=-1, keepdims=True)
         e = np.exp(z)
@@ -131,6 +267,16 @@ class Trace:
         """Per position, the ``k`` likeliest next tokens as (display string, id, probability), best first."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
+        if self.top_kept is not None:
+            if k > self.top_kept[0].shape[1]:
+                raise LongTraceError(f"this trace is {len(self):,} tokens long: it keeps each position's "
+                                     f"{self.top_kept[0].shape[1]} likeliest tokens, not {k}")
+            ids_kept, logp = self.top_kept
+            out_kept = []
+            for t in range(len(self)):
+                names = self.decoded_tokens(ids_kept[t, :k].tolist())
+                out_kept.append([(names[j], int(ids_kept[t, j]), float(np.exp(logp[t, j]))) for j in range(k)])
+            return out_kept
         probs = self.probabilities
         k = min(k, probs.shape[-1])
         # the stable argsort's first k, without sorting the whole vocabulary (a full argsort of 60 × 50k took
@@ -223,4 +369,6 @@ class Trace:
                                "tokens": list(self.tokens), "info": self.info.to_dict(), "note": self.note}
         if self.ablated:
             out["heads_off"] = [list(p) for p in self.ablated]
+        if self.is_long:
+            out["long"] = {"tokens": len(self), "kept_bytes": self.kept_bytes, "overview_block": self.overview.block}
         return out

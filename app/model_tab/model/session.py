@@ -33,6 +33,8 @@ DEFAULT_TEXT = "When Mary and John went to the store, John gave a drink to"
 OWN_FAMILY = "attention-playground"
 """The family ``load_pretrained`` gives the app's own trained models (their tokens are numbers, PAD and SEP)."""
 LOAD_STATES = ("empty", "loading", "ready", "error")
+MAP_WINDOW, MAP_WINDOW_MIN, MAP_WINDOW_MAX = 128, 16, 512
+"""A long trace's head map shows MAP_WINDOW positions at a time (zoom: MIN to MAX), computed on demand."""
 NO_TEXT = "Type some text to trace."
 """Said for an empty text or one of only spaces, by Trace and by a load alike (the model opens; nothing is traced)."""
 
@@ -44,6 +46,7 @@ class InspectEvents(ModelEvents):
     trace = event()
     selected = event()
     hovered = event()
+    window = event()  # the long-text head map's window of positions (``map_window``)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class InspectSession(Evented):
         self.tracing = False
         self.selected = (0, 0)
         self.hovered: int | None = None
+        self.map_window = (0, MAP_WINDOW)  # a long trace's head map: (first position, positions shown)
         self.error = ""
         self.status = "No model yet: pick one from the list or open a folder."
         self._job = 0  # the run whose results count; older runs' items are dropped
@@ -210,6 +214,16 @@ class InspectSession(Evented):
             self.selected = (int(layer), int(head))
             self._announce("selected")
 
+    def set_map_window(self, start: int, size: int | None = None) -> None:
+        """Show positions start … start + size − 1 in a long trace's head map (clamped into the text; ``size``
+        between MAP_WINDOW_MIN and MAP_WINDOW_MAX): its exact weights are computed for that window only."""
+        size = self.map_window[1] if size is None else min(MAP_WINDOW_MAX, max(MAP_WINDOW_MIN, int(size)))
+        n = len(self.trace) if self.trace is not None else size
+        window = (min(max(0, int(start)), max(0, n - size)), size)
+        if window != self.map_window:
+            self.map_window = window
+            self._announce("window")
+
     def hover(self, position: int | None) -> None:
         """The query position under the pointer (None: none); the next-token list follows it."""
         pos = None if position is None or self.trace is None or not 0 <= position < len(self.trace) else position
@@ -269,9 +283,14 @@ class InspectSession(Evented):
                 self.text = item.text
                 self._announce("text")
             note = "".join(f" ({n})" for n in (item.trace.note, off_text(item.trace.ablated)) if n)
-            self._set_status(f"{self.model.name if self.model else ''}: {len(item.trace)} tokens traced in "
-                             f"{item.seconds:.2f} s{note}. Hover a map for weights; click a head to enlarge it.")
-            self._announce("trace", "hovered")
+            n, size = len(item.trace), self.map_window[1]
+            self.map_window = (max(0, n - size), size)  # a long text opens on its end
+            long = (f" A long text: every head's map pooled to blocks of {item.trace.overview.block} tokens; the "
+                    "head map shows an exact window (wheel scrolls, Ctrl+wheel zooms)." if item.trace.is_long else "")
+            self._set_status(f"{self.model.name if self.model else ''}: {n:,} tokens traced in "
+                             f"{item.seconds:.2f} s, {item.trace.kept_bytes / 2**20:.1f} MB kept{note}.{long} "
+                             "Hover a map for weights; click a head to enlarge it.")
+            self._announce("trace", "hovered", "window")
         elif isinstance(item, _Failed):
             self.error, self.tracing = item.message, False
             if item.stage == "load":

@@ -45,15 +45,50 @@ def position_labels(trace: Trace) -> list[str]:
     return [t if counts[t] == 1 else f"{t}@{i}" for i, t in enumerate(trace.tokens)]
 
 
+def block_labels(trace: Trace) -> list[str]:
+    """A long trace's pooled axes: each block's positions, "0–15", "16–31", …"""
+    b, n = trace.overview.block, len(trace)
+    return [f"{i}–{min(i + b, n) - 1}" for i in range(0, n, b)]
+
+
+def grid_maps(trace: Trace) -> tuple[np.ndarray, list[str]]:
+    """What the every-head mosaic draws: the full maps with the tokens, or for a long trace each head's map
+    block-pooled (the block's largest weight, so a sharp head stays visible) with the blocks' positions."""
+    if trace.is_long:
+        return trace.overview.max, block_labels(trace)
+    return trace.attentions, position_labels(trace)
+
+
 def layer_flow(trace: Trace, layer: int) -> FlowData:
-    """One layer's heads as flow lines (queries left, keys right), read from the trace."""
+    """One layer's heads as flow lines (queries left, keys right), read from the trace; a long trace's lines join
+    blocks of positions (a query block's average weight on each key block)."""
     if not 0 <= layer < trace.info.layers:
         raise ValueError(f"no layer {layer} (the model has {trace.info.layers}, numbered from 0)")
+    off = f" ({off_text(trace.ablated)})" if trace.ablated else ""
+    if trace.is_long:
+        ov = trace.overview
+        labels = tuple(block_labels(trace))
+        w = np.asarray(ov.mean[layer], dtype=np.float64) * ov.block
+        return FlowData(w, labels, labels, tuple(f"head {h}" for h in range(w.shape[0])),
+                        f"{trace.name}: layer {layer}, every head, blocks of {ov.block} tokens{off}")
     labels = tuple(f"{i}: {t}" for i, t in enumerate(trace.tokens))
     w = np.asarray(trace.attentions[layer], dtype=np.float64)
-    off = f" ({off_text(trace.ablated)})" if trace.ablated else ""
     return FlowData(w, labels, labels, tuple(f"head {h}" for h in range(w.shape[0])),
                     f"{trace.name}: layer {layer}, every head{off}")
+
+
+def head_window(trace: Trace, layer: int, head: int, start: int, size: int
+                ) -> tuple[np.ndarray, list[str], np.ndarray | None, int]:
+    """A long trace's head map seen through a window: the exact weights of queries and keys start … start + size − 1
+    (computed for those queries only), their labels, the blocked cells and the first position shown."""
+    n = len(trace)
+    start = min(max(0, int(start)), max(0, n - int(size)))
+    stop = min(n, start + int(size))
+    values = trace.head_map(layer, head, slice(start, stop))[:, start:stop]
+    labels = position_labels(trace)[start:stop]
+    mask = trace.mask(layer)
+    blocked = None if mask is None else ~np.asarray(mask[start:stop, start:stop], dtype=bool)
+    return values, labels, blocked, start
 
 
 def head_blocked(trace: Trace, layer: int) -> np.ndarray | None:
@@ -66,11 +101,24 @@ def hover_text(trace: Trace, layer: int, head: int, query: int, key: int) -> str
     """"layer 5 head 1: 'John' → 'Mary' 0.431 (the query's largest: 'the' 0.52)"."""
     if not (0 <= query < len(trace) and 0 <= key < len(trace)):
         return ""
-    row = trace.attentions[layer, head, query]
+    row = trace.head_map(layer, head, slice(query, query + 1))[0]  # one row: cheap on a long trace too
     best = int(np.argmax(row))
     tok = trace.tokens
     return (f"layer {layer} head {head}: '{tok[query]}' (position {query}) → '{tok[key]}' (position {key}) "
             f"{float(row[key]):.3f} · this query's largest weight: '{tok[best]}' {float(row[best]):.3f}")
+
+
+def grid_hover_text(trace: Trace, layer: int, head: int, query: int, key: int) -> str:
+    """The mosaic's read-out: ``hover_text`` for a full map; for a long trace's pooled map, the blocks' positions
+    and the largest weight between them."""
+    if not trace.is_long:
+        return hover_text(trace, layer, head, query, key)
+    labels = block_labels(trace)
+    if not (0 <= query < len(labels) and 0 <= key < len(labels)):
+        return ""
+    value = float(trace.overview.max[layer, head, query, key])
+    return (f"layer {layer} head {head}: queries {labels[query]} → keys {labels[key]}: largest weight {value:.3f} "
+            "(click to see this head's exact map there)")
 
 
 def next_token_html(trace: Trace, position: int, top: list[tuple[str, int, float]]) -> str:

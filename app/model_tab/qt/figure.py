@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.model_tab.model.views import head_blocked, position_labels, trace_text
+from app.model_tab.model.views import grid_maps, head_blocked, position_labels, trace_text
 
 if TYPE_CHECKING:
     from attention_core.pretrained import Trace
@@ -24,7 +24,7 @@ def write_inspect_figure(trace: Trace, path: str | Path, *, layer: int | None = 
 
     labels = position_labels(trace)
     if layer is not None and head is not None:
-        return export_heatmap(path, trace.attentions[layer, head], labels, labels,
+        return export_heatmap(path, trace.head_map(layer, head), labels, labels,
                               title or f"{trace.name}: layer {layer} head {head}", kind="weights",
                               blocked=head_blocked(trace, layer), context=trace_text(trace))
     from app.widgets.grid.mosaic import MosaicGrid
@@ -32,7 +32,8 @@ def write_inspect_figure(trace: Trace, path: str | Path, *, layer: int | None = 
 
     ensure_application()  # the grid is a widget: Qt first (the CLI has no window)
     layers = [layer] if layer is not None else list(range(trace.info.layers))
-    weights = np.asarray(trace.attentions)[layers]
+    maps, labels = grid_maps(trace)  # a long trace: every head block-pooled
+    weights = np.asarray(maps)[layers]
     heads = trace.info.heads
     names = [_short(t) for t in labels]
     widest = max((len(t) for t in names), default=1)

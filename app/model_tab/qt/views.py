@@ -4,12 +4,25 @@ holds (``app.model_tab.model.views`` derives the data); hovering reports the que
 
 from __future__ import annotations
 
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QWidget
 
 from app.common.flow import FlowData
 from app.common.titles import ExportContext
 from app.model_tab.model.session import InspectSession
-from app.model_tab.model.views import head_blocked, hover_text, layer_flow, off_text, position_labels, trace_text
+from app.model_tab.model.views import (
+    grid_hover_text,
+    grid_maps,
+    head_blocked,
+    head_window,
+    hover_text,
+    layer_flow,
+    off_text,
+    position_labels,
+    trace_text,
+)
 from app.widgets.flow.view import FlowView
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.grid.mosaic import MosaicGrid
@@ -31,6 +44,7 @@ class HeadsGridView(RedrawWhenShown, MosaicGrid):
         super().__init__(parent, first_index=0)
         self.session = session
         self.readout = ""
+        self._cell: tuple[int, int] | None = None  # the map cell under the pointer (a long trace's block)
         self.headClicked.connect(self._pick)
         self.cellHovered.connect(self._hovered)
         session.events.trace.connect(self.request_redraw)
@@ -44,19 +58,27 @@ class HeadsGridView(RedrawWhenShown, MosaicGrid):
         t = self.session.trace
         if t is None:
             return
-        self.set_maps(t.attentions, position_labels(t), causal=t.mask(0) is not None)
+        maps, labels = grid_maps(t)  # a long trace: every head block-pooled (its exact map opens large)
+        self.set_maps(maps, labels, causal=t.mask(0) is not None)
         self.set_picked(self.session.selected)
         self.set_disabled_heads(set(t.ablated))  # switched off in the Detect view
         self.set_marked(set(self.session.heads.heads_above()))  # the Detect view's detector, above its threshold
 
     def _pick(self, layer: int, head: int) -> None:
-        if self.session.trace is not None:
-            self.session.select_head(layer, head)
+        t = self.session.trace
+        if t is None:
+            return
+        self.session.select_head(layer, head)
+        if t.is_long and self._cell is not None:  # the head map's window moves to the block clicked
+            block, size = t.overview.block, self.session.map_window[1]
+            self.session.set_map_window(self._cell[0] * block + block // 2 - size // 2)
 
     def _hovered(self, layer: int, head: int, query: int, key: int) -> None:
         t = self.session.trace
-        self.readout = hover_text(t, layer, head, query, key) if t is not None and layer >= 0 else ""
-        self.session.hover(query if layer >= 0 else None)
+        self.readout = grid_hover_text(t, layer, head, query, key) if t is not None and layer >= 0 else ""
+        self._cell = (query, key) if layer >= 0 else None
+        position = query * t.overview.block if t is not None and t.is_long and layer >= 0 else query
+        self.session.hover(position if layer >= 0 else None)
 
 
 class HeadMapView(RedrawWhenShown, HeatmapWidget):
@@ -69,8 +91,10 @@ class HeadMapView(RedrawWhenShown, HeatmapWidget):
         self.readout = ""
         self.cellHovered.connect(self._hovered)
         self.export_extras = lambda: {"context": trace_context(session)}
-        for name in ("trace", "selected"):
+        self._start = 0  # the first position shown (a long trace's window; 0 otherwise)
+        for name in ("trace", "selected", "window"):
             getattr(session.events, name).connect(self.request_redraw)
+        self.graphics.viewport().installEventFilter(self)
 
     def redraw(self) -> None:
         self._stale = False
@@ -78,14 +102,40 @@ class HeadMapView(RedrawWhenShown, HeatmapWidget):
         if t is None:
             return
         layer, head = self.session.selected
-        labels = position_labels(t)
         off = f" ({off_text(t.ablated)})" if t.ablated else ""
+        if t.is_long:  # only the window's exact weights are computed (its queries' rows), never the whole map
+            values, labels, blocked, self._start = head_window(t, layer, head, *self.session.map_window)
+            end = self._start + len(labels) - 1
+            self.set_data(values, labels, labels, blocked=blocked, kind="weights",
+                          title=f"{t.name}: layer {layer} head {head}, softmax weights, positions {self._start:,}–"
+                                f"{end:,} of {len(t):,}{off} (wheel scrolls, Ctrl+wheel zooms)")
+            return
+        self._start = 0
+        labels = position_labels(t)
         self.set_data(t.attentions[layer, head], labels, labels, blocked=head_blocked(t, layer), kind="weights",
                       title=f"{t.name}: layer {layer} head {head}, softmax weights{off}")
+
+    def eventFilter(self, watched: QObject, event: Any) -> bool:  # noqa: N802 (Qt API)
+        """A long trace's window: the wheel moves it a quarter of its size a notch, Ctrl+wheel halves or doubles
+        it around its middle."""
+        t = self.session.trace
+        if event.type() != QEvent.Type.Wheel or t is None or not t.is_long:
+            return False
+        notches = event.angleDelta().y() / 120
+        if not notches:
+            return False
+        start, size = self.session.map_window
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            new = size // 2 if notches > 0 else size * 2
+            self.session.set_map_window(start + size // 2 - new // 2, new)
+        else:
+            self.session.set_map_window(start - round(notches * max(1, size // 4)))
+        return True
 
     def _hovered(self, row: int, col: int) -> None:
         t = self.session.trace
         layer, head = self.session.selected
+        row, col = (row + self._start, col + self._start) if row >= 0 else (row, col)
         self.readout = hover_text(t, layer, head, row, col) if t is not None and row >= 0 else ""
         self.session.hover(row if row >= 0 else None)
 

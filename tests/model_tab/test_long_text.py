@@ -1,0 +1,144 @@
+"""The Model tab with a 4,096-token text on a tiny random Llama with 4,096 positions: the trace runs off the GUI
+thread and the status says how long and how large it is; the head grid draws each head's pooled overview; the head
+map shows the exact weights of a window of positions and scrolls (wheel) and zooms (Ctrl+wheel) to any position; the
+flow joins blocks of positions. The exact windows are checked against the same text traced whole (the full path,
+itself checked against transformers' eager attention in tests/pretrained)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
+from PySide6.QtGui import QWheelEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from app.model_tab.model.session import MAP_WINDOW, InspectSession  # noqa: E402
+from app.model_tab.qt.views import HeadMapView, HeadsGridView, LayerFlowView  # noqa: E402
+
+T = 4096
+TEXT = " ".join(f"w{(i * 7) % 90}" for i in range(T))
+
+
+@pytest.fixture(scope="module")
+def long_model(tmp_path_factory):
+    import torch
+    import transformers as tr
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    cfg = tr.LlamaConfig(num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, hidden_size=16,
+                         intermediate_size=32, vocab_size=100, max_position_embeddings=T, bos_token_id=0,
+                         eos_token_id=0, pad_token_id=0)
+    torch.manual_seed(3)
+    model = tr.LlamaForCausalLM(cfg)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() > 1:
+                p.copy_(torch.randn(p.shape) * 1.5 / p.shape[-1] ** 0.5)
+    folder = tmp_path_factory.mktemp("long-tab") / "llama-4k"
+    model.save_pretrained(folder, safe_serialization=True)
+    vocab = {"<unk>": 0, **{f"w{i}": i + 1 for i in range(90)}}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def traced(long_model):
+    s = InspectSession()
+    s.load(long_model)
+    assert s.wait_idle(300) and s.model is not None
+    s.set_text(TEXT)
+    assert s.tracing  # set_text returned at once: the trace runs on the session's worker, not this thread
+    assert s.wait_idle(300) and s.trace is not None
+    import attention_core.pretrained.model as pm
+
+    old = pm.LONG_TRACE_TOKENS
+    pm.LONG_TRACE_TOKENS = 10**9  # the same text traced whole: the reference for every window
+    try:
+        full = s.model.trace(TEXT)
+    finally:
+        pm.LONG_TRACE_TOKENS = old
+    yield s, full
+    s.shutdown()
+
+
+def test_the_status_says_how_long_and_how_large_the_trace_is(traced):
+    s, full = traced
+    t = s.trace
+    assert len(t) == T and t.is_long and not full.is_long
+    assert f"{T:,} tokens traced" in s.status and f"{t.kept_bytes / 2**20:.1f} MB kept" in s.status
+    assert "blocks of 16 tokens" in s.status
+    assert t.kept_bytes < full.attentions.nbytes / 10
+
+
+def test_the_grid_draws_every_heads_pooled_map(traced, qtbot):
+    s, full = traced
+    grid = HeadsGridView(s)
+    qtbot.addWidget(grid)
+    grid.redraw()
+    for layer in range(2):
+        for head in range(2):
+            want = full.attentions[layer, head].reshape(256, 16, 256, 16).max(axis=(1, 3))
+            np.testing.assert_allclose(grid.values(layer, head), want, atol=1e-6)
+    assert grid.labels()[:2] == ["0–15", "16–31"] and len(grid.labels()) == 256
+
+
+def _wheel(view: HeadMapView, notches: int, ctrl: bool = False) -> None:
+    vp = view.graphics.viewport()
+    mods = Qt.KeyboardModifier.ControlModifier if ctrl else Qt.KeyboardModifier.NoModifier
+    ev = QWheelEvent(QPointF(20, 20), QPointF(vp.mapToGlobal(QPoint(20, 20))), QPoint(0, 0), QPoint(0, 120 * notches),
+                     Qt.MouseButton.NoButton, mods, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(vp, ev)
+
+
+def test_the_head_map_shows_an_exact_window_and_scrolls_and_zooms_to_any_position(traced, qtbot):
+    s, full = traced
+    view = HeadMapView(s)
+    qtbot.addWidget(view)
+    view.resize(600, 500)
+    view.show()
+    s.select_head(1, 1)
+    view.redraw()
+
+    def shown() -> tuple[int, int]:
+        view.redraw()
+        start, size = s.map_window
+        np.testing.assert_allclose(view.values(), full.attentions[1, 1, start:start + size, start:start + size],
+                                   atol=1e-6)
+        assert view.row_labels()[0].startswith(f"w{(start * 7) % 90}")
+        return start, size
+
+    assert shown() == (T - MAP_WINDOW, MAP_WINDOW)  # a long text opens on its end
+    assert view.values().shape == (MAP_WINDOW, MAP_WINDOW)
+    _wheel(view, 2)  # wheel up: earlier positions, a quarter window a notch
+    assert shown() == (T - MAP_WINDOW - MAP_WINDOW // 2, MAP_WINDOW)
+    _wheel(view, 1, ctrl=True)  # zoom in around the middle
+    start, size = shown()
+    assert size == MAP_WINDOW // 2 and start == T - MAP_WINDOW - MAP_WINDOW // 2 + MAP_WINDOW // 4
+    for _ in range(4):
+        _wheel(view, -1, ctrl=True)  # zoom out: bounded by the largest window
+    assert shown()[1] == 512
+    s.set_map_window(1000)  # any position (what a click in the grid's block does)
+    assert shown() == (1000, 512)
+    s.set_map_window(-50)
+    assert shown()[0] == 0
+    s.set_map_window(10**6)
+    assert shown()[0] == T - 512
+    view._hovered(3, 5)  # a cell of the window reads its true positions
+    assert f"(position {T - 512 + 3})" in view.readout and f"(position {T - 512 + 5})" in view.readout
+    assert s.hovered == T - 512 + 3
+
+
+def test_the_flow_joins_blocks_of_positions(traced):
+    s, full = traced
+    flow = LayerFlowView(s)
+    data = flow.current_data()
+    assert data is not None and len(data.query_tokens) == 256 and "blocks of 16 tokens" in data.title
+    w = np.asarray(data.weights)
+    want = full.attentions[s.selected[0]].reshape(2, 256, 16, 256, 16).sum(axis=4).mean(axis=2)
+    np.testing.assert_allclose(w, want, atol=1e-5)
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0, atol=1e-4)  # a query block's weights still sum to one
