@@ -84,8 +84,10 @@ def write_generation_film(path: str | Path, gen: Generation, name: str, layer: i
             shown = blocked.copy()
             shown[i + 1:] = True  # rows not written yet
             line = f"step {i + 1}/{len(gen.steps)}: wrote {step.token!r} (p = {step.probability:.2f}) · {context}"
-            widget.set_data(np.where(shown, 0.0, values), rows, cols, blocked=shown, kind="weights",
-                            title=title_html(title, line), row_title="query (newest token)", col_title="key position")
+            labels = [r if j <= i else "" for j, r in enumerate(rows)]  # rows to come: blank, unnamed
+            widget.set_data(np.where(shown, 0.0, values), labels, cols, blocked=shown, kind="weights",
+                            title=title_html(title, line), row_title="query (newest token)", col_title="key position",
+                            row_sums=False)
             for _ in range(2):
                 QApplication.processEvents()
             frames.append(image_to_rgb(grab_image(widget, ratio=1.0, prepare=False)))
