@@ -17,9 +17,10 @@ import pytest
 
 pytest.importorskip("transformers")
 
+from hang_guard import wait_until  # noqa: E402
+
 from app.cli import main  # noqa: E402
 from attention_core import load_pretrained  # noqa: E402
-from hang_guard import wait_until  # noqa: E402
 from tests.pretrained.generate_families import text_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
