@@ -278,10 +278,10 @@ def test_planted_long_module_and_crowded_folder_are_reported(tree):
 
 
 def test_planted_module_off_the_map_is_reported(tree):
-    (tree / CORE / "tiled.py").write_text('"""Blockwise attention."""\n')
+    (tree / CORE / "blockwise.py").write_text('"""Blockwise attention."""\n')
     (tree / CORE / "decoding").mkdir()
     (tree / CORE / "decoding" / "__init__.py").write_text("")
-    assert off_the_map(tree) == ["decoding", "tiled"]
+    assert off_the_map(tree) == ["blockwise", "decoding"]
 
 
 def test_planted_runner_is_reported(tree):

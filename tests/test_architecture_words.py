@@ -50,6 +50,7 @@ SAME_ROLE = {  # a module name two features share -> the one role it plays in ea
     "files.py": "the feature's files on disk: reading, writing, where they go",
     "heads.py": "the layer x head grid of a tiny model's run",
     "compare.py": "two attention snapshots side by side (two steps of a run, two runs)",
+    "figure.py": "a view's figure written to a file for the command line's export, offscreen",
 }
 
 SAME_CLASS = {  # a class name defined in two modules under app/ -> the one role it plays in each

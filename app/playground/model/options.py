@@ -134,8 +134,8 @@ def check_softcap(cap: Any) -> float | None:
     return c
 
 
-def check_window(window: Any, sinks: Any = 0) -> tuple[int, int]:
-    w, s = _int(window, "the window"), _int(sinks, "the sinks")
+def check_window(size: Any, sinks: Any = 0) -> tuple[int, int]:
+    w, s = _int(size, "the window"), _int(sinks, "the sinks")
     if w < 1:
         raise ValueError(f"a window of {w} lets a query see no key: the window must be at least 1")
     if s < 0:
