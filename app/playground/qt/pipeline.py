@@ -14,14 +14,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.playground.model.colour_range import SHARED_STEPS
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.shown import STEP_VIEWS
-from app.playground.qt.rotary_step import RotaryStep, mark
-from app.playground.qt.step_arrows import FlowArrow
+from app.playground.qt.rotary_step import NARROW_W, RotaryStep, mark
+from app.playground.qt.step_arrows import MAP_MIN, SMALL_NOTE, FlowArrow, best_columns, natural_height, numbers_fit
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
 from attention_core import STEP_NAMES, STEP_TITLES
@@ -34,21 +34,8 @@ OPTIONAL_MAPS = {"biased": (("ⓑ", "⊕"), "Biased = scaled + bias", "② ⟶ <
 title when the library has none, and the arrow's words when the model gives none."""
 READING_ORDER = ("scores", "scaled", "biased", "capped", "masked", "weights", "output")
 STRIP_SHARE = 3
-"""The rotate step takes a third of the view's height (at least its minimum, at most ``STRIP_MAX_H``)."""
+"""The open rotate step takes a third of the view's height (at least its minimum, at most ``STRIP_MAX_H``)."""
 STRIP_MAX_H = 300
-MAP_MIN_H_UNDER_STRIP = 60
-"""While the rotate step is shown the maps below it may be this short: the view keeps its minimum height, so a
-1024 × 640 window still holds every map (the extra row took its height from them, not from the window)."""
-MAP_MIN = (150, 130)
-"""Each step map's minimum size (w, h): small enough that the Playground fits a 1000 px window, large enough for
-a 3 × 3 map's numbers. Smaller cells than the numbers need get the ``SMALL_NOTE`` under the map instead."""
-SMALL_NOTE = "too small for numbers: hover a cell"
-MAP_CHROME_W = 100
-"""What a map's width spends outside its cells: query labels and the colour bar with its label (px)."""
-COLUMN_CHOICES = (5, 3, 2)
-"""How many maps per row the reflow may pick (5: one row; 3: the 3 + 2 grid; 2: 2 + 2 + 1)."""
-
-
 def shown_steps(steps: object) -> tuple[str, ...]:
     """The grid's maps for ``steps`` in reading order: the five, and each optional one that is on."""
     return tuple(n for n in READING_ORDER if n in STEPS or getattr(steps, n, None) is not None)
@@ -57,55 +44,6 @@ def shown_steps(steps: object) -> tuple[str, ...]:
 def optional_title(name: str) -> str:
     marks, fallback, _ = OPTIONAL_MAPS[name]
     return f"{mark(*marks)} {STEP_TITLES.get(name, fallback)}"
-
-
-def column_choices(count: int) -> tuple[int, ...]:
-    """One row, the reading layout (3 for five or six maps: 3 + 2, 3 + 3; half of more), two to a row."""
-    reading = 3 if count <= 6 else math.ceil(count / 2)
-    return tuple(dict.fromkeys((count, reading, 2)))
-
-
-def best_columns(width: int, height: int, shape: tuple[int, int] = (1, 1), extra: int = 0,
-                 count: int = len(STEPS)) -> int:
-    """The number of maps per row that gives the cells the most room: one row when the view is wide and short,
-    the 3 + 2 grid on most screens, 2 + 2 + 1 when it is tall and narrow. Only layouts whose maps keep their
-    minimum size take part (3 always does: the view's minimum width is three maps); ``extra`` is the height each
-    map's box adds (arrow line, caption); ``count`` the maps shown (more with the optional steps on)."""
-    rows_n, cols_n = max(shape[0], 1), max(shape[1], 1)
-    choices = column_choices(count)
-    reading = choices[1] if len(choices) > 1 else choices[0]
-
-    def cell(columns: int) -> float:
-        lines = math.ceil(count / columns)
-        w, h = width / columns, height / lines
-        if columns != reading and (w < MAP_MIN[0] or h < MAP_MIN[1] + extra):
-            return -math.inf
-        return min((w - MAP_CHROME_W) / cols_n, (h - extra) / rows_n)  # the side of a square cell that fits
-
-    # the 3 + 2 grid is the reading layout the lessons show: leave it only for cells clearly (15 %) bigger
-    return max(choices, key=lambda c: (cell(c) * (1.15 if c == reading else 1.0), c == reading))
-
-
-def numbers_fit(hm: HeatmapWidget) -> bool:
-    """Whether ``hm``'s cells are big enough for its numbers, by the rule its overlay paints them with
-    (``app.widgets.heatmap.cells.fit_number_font``)."""
-    vals = hm.values()
-    if vals.size == 0:
-        return True
-    rect = hm.overlay.sceneBoundingRect()  # the cells themselves, as the overlay's paint maps them
-    return hm.overlay.number_font(rect.width() / vals.shape[1], rect.height() / vals.shape[0]) is not None
-
-
-def natural_height(label: QLabel) -> int:
-    """The height ``label``'s words need at its box's width, whatever minimum height it has now."""
-    if not label.text():
-        return 0
-    kept = label.minimumHeight()
-    label.setMinimumHeight(0)
-    parent = label.parentWidget()
-    height = label.heightForWidth(max(parent.width() if parent is not None else 0, 1))
-    label.setMinimumHeight(kept)
-    return height
 
 
 class PipelineView(RedrawWhenShown, QWidget):
@@ -118,7 +56,27 @@ class PipelineView(RedrawWhenShown, QWidget):
     def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
-        self.outer = QVBoxLayout(self)
+        # the maps live in a scroll area: with every option off it never scrolls (the body is never taller than
+        # the view), and the view looks as it always did; with the rotate step open in a short window the maps
+        # keep their minimum height and the view scrolls, instead of squashing them below their numbers
+        root = QVBoxLayout(self)
+        root.setContentsMargins(0, 0, 0, 0)
+        self.scroller = QScrollArea(self)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setWidgetResizable(False)  # sized by ``_fit_body``: resizable, the wrapping captions' height
+        # for width made the body as tall as five maps stacked
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body = QWidget()
+        self.body.setObjectName("stepsBody")
+        self.scroller.setWidget(self.body)
+        # painted by what is behind them, as the view was (the scroll area fills both with the window colour)
+        self.body.setAutoFillBackground(False)
+        self.scroller.viewport().setAutoFillBackground(False)
+        root.addWidget(self.scroller)
+        self.rotary_folded: bool | None = None
+        """The user's ▸ Show / ▾ Hide choice for the rotate step; None: folded while the view is too short to
+        show it open above readable maps (``ROTARY_FOLD_H``), open otherwise."""
+        self.outer = QVBoxLayout(self.body)
         self.outer.setContentsMargins(2, 2, 2, 2)
         self.outer.setSpacing(4)
         self.grid = grid = QGridLayout()
@@ -148,6 +106,8 @@ class PipelineView(RedrawWhenShown, QWidget):
         box_h = max(b.minimumSizeHint().height() for b in self.boxes) + 2 * self.fontMetrics().lineSpacing()
         self._minimum = (3 * MAP_MIN[0] + 2 * 4 + 4, 2 * box_h + 4 + 4)  # (+ a two-line caption each)
         self.setMinimumSize(*self._minimum)
+        self.body.setMinimumSize(self._minimum[0], 0)  # set, so its grid's larger minimum is not taken; its height:
+        # the view's, or more while the open rotate step needs more (``grid_height``)
         model.events.result.connect(self.request_redraw)
         model.events.colours.connect(self.request_redraw)
         model.events.explanation.connect(self._on_explanation)
@@ -158,8 +118,7 @@ class PipelineView(RedrawWhenShown, QWidget):
     def _build_map(self, name: str) -> tuple[QWidget, HeatmapWidget, FlowArrow, QLabel]:
         """One step's box: the arrow into it, its map, its caption."""
         hm = HeatmapWidget(title=TITLES[name] if name in TITLES else optional_title(name))
-        under = self.rotary is not None and not self.rotary.isHidden()
-        hm.setMinimumSize(MAP_MIN[0], MAP_MIN_H_UNDER_STRIP if under else MAP_MIN[1])
+        hm.setMinimumSize(*MAP_MIN)
         hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
         hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
         self._give_exports(name, hm)
@@ -172,7 +131,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         cap.setObjectName("stepCaption")
         cap.setWordWrap(True)
         cap.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        box = QWidget(self)
+        box = QWidget(self.body)
         v = QVBoxLayout(box)
         v.setContentsMargins(0, 0, 0, 0)
         v.setSpacing(0)
@@ -223,24 +182,48 @@ class PipelineView(RedrawWhenShown, QWidget):
             self.rotary = RotaryStep(self.model)
             self.rotary.cellHovered.connect(self.cellHovered)
             self.rotary.cellClicked.connect(self.cellClicked)
+            self.rotary.collapseToggled.connect(self.fold_rotary)
             for name, hm in self.rotary.maps.items():
                 self._give_exports(name, hm)
             self.outer.insertWidget(0, self.rotary)
         if self.rotary is None or self.rotary.isHidden() != on:
             return
         self.rotary.setVisible(on)
-        for _box, hm, _arrow, _cap in self._built.values():
-            hm.setMinimumSize(MAP_MIN[0], MAP_MIN_H_UNDER_STRIP if on else MAP_MIN[1])
         self._placed_shape = (0, 0)  # the maps have less height: choose their layout again
+        if not on:
+            self.body.setMinimumHeight(0)
+
+    def fold_rotary(self, folded: bool) -> None:
+        """The user's ▸ Show / ▾ Hide: kept for the session (a resize no longer folds or opens it)."""
+        self.rotary_folded = folded
+        self.reflow()
 
     def grid_height(self) -> int:
-        """The height left to the maps' grid (all of the view's, less the rotate step while it is shown)."""
+        """The height left to the maps' grid: all of the body's, less the rotate step while it is shown (folded to
+        its caption line, or open). Sets the step's height and the body's minimum height: open above maps that
+        would no longer fit, the body grows past the view and the view scrolls."""
+        view_h = self.height()  # the scroll area's viewport: it has no frame and never scrolls sideways
         if self.rotary is None or self.rotary.isHidden():
-            return self.height()
-        strip = min(max(self.rotary.minimumHeight(), self.height() // STRIP_SHARE), STRIP_MAX_H)
-        if self.rotary.height() != strip:
-            self.rotary.setFixedHeight(strip)
-        return self.height() - strip - self.outer.spacing()
+            return view_h
+        rot = self.rotary
+        width = self.width()
+        maps_h = self._minimum[1]  # the maps' grid at its minimum: two rows of readable maps
+        share = min(view_h // STRIP_SHARE, STRIP_MAX_H)
+        folded = self.rotary_folded
+        if folded is None:  # automatic: open only where it fits above readable maps
+            folded = rot.open_height(width, share) + self.outer.spacing() + maps_h > view_h
+        rot.arrange(width < NARROW_W)
+        if rot.collapsed != folded:
+            rot.set_collapsed(folded)
+        strip = rot.header_height(width) if folded else rot.open_height(width, share)
+        if rot.height() != strip or rot.minimumHeight() != strip:
+            rot.setFixedHeight(strip)
+        need = strip + self.outer.spacing() + maps_h
+        body_h = need if need > view_h and not folded else 0  # folded: a line, never a scroll
+        if self.body.minimumHeight() != body_h:
+            self.body.setMinimumHeight(body_h)
+            self._fit_body()
+        return max(view_h, need) - strip - self.outer.spacing()
 
     # ---------------------------------------------------------------- reflow
     def place(self, columns: int, force: bool = False) -> None:
@@ -281,9 +264,32 @@ class PipelineView(RedrawWhenShown, QWidget):
         if changed:  # the cells grew or shrank: say again which maps hold their numbers, once laid out
             self._notes_timer.start(0)
 
+    # the sizes the window lays itself out by are the maps' layout's, as before the scroll area wrapped it (the
+    # scroll area's own hints differ, and the window's splitter then placed its columns a few pixels apart)
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return self.outer.totalSizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return self.outer.totalMinimumSize()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt API)
+        return self.outer.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt API)
+        return self.outer.totalHeightForWidth(width)
+
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
+        self._fit_body()
         self.reflow()
+
+    def _fit_body(self) -> None:
+        """The body fills the view, or is as tall as its minimum (then the view scrolls, less the scroll bar's
+        width)."""
+        height = max(self.height(), self.body.minimumHeight())
+        bar = self.scroller.verticalScrollBar().sizeHint().width() if height > self.height() else 0
+        if (self.body.width(), self.body.height()) != (self.width() - bar, height):
+            self.body.resize(self.width() - bar, height)
 
     def reflow(self) -> None:
         """The layout ``best_columns`` gives the view's size and the maps' shape. On a resize and when the shape

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.rotary import RotaryPicture, plotted_pair, rotary_data
@@ -41,7 +41,15 @@ MAP_TITLES = {"q": "Q before", "q_rotated": "{r} Q rotated", "k": "K before", "k
 """Each map of the strip, by the name it is kept under (``maps``); the rotated ones are the hoverable steps."""
 HOVERED = ("q_rotated", "k_rotated")
 STRIP_MIN_H = 130
-"""The strip's minimum height: with the five maps below it the Steps view still fits a 1024 × 640 window."""
+"""The strip's least height when shown open, beside the plot (one row)."""
+NARROW_W = 900
+"""Narrower than this the plot goes under the maps: side by side, five maps and the plot left each map ~100 px and
+cut the titles ("Q befor")."""
+NARROW_PART_H = (200, 185)
+"""In the narrow layout, the height of the maps' row and of the plot under it."""
+TOGGLE_TEXT = {True: "▸ Show", False: "▾ Hide"}
+TOGGLE_TIP = {True: "Show Q and K before and after rotation, the angles, and why the score is relative",
+              False: "Fold the rotate step to its line, giving its height to the maps below"}
 EXPORT_TITLES = {"q": "Q before rotation", "q_rotated": "Q rotated (rotary positions)", "k": "K before rotation",
                  "k_rotated": "K rotated (rotary positions)", "q_angles": "Rotation angle of each column pair",
                  "k_angles": "Rotation angle of each column pair (keys)"}
@@ -59,6 +67,9 @@ class RotaryStep(QWidget):
 
     cellHovered = Signal(str, int, int)
     cellClicked = Signal(str, int, int)
+    collapseToggled = Signal(bool)
+    """The ▸ Show / ▾ Hide button was pressed: the folded state asked for (the view decides and calls
+    ``set_collapsed``)."""
 
     def __init__(self, model: PlaygroundModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -70,10 +81,22 @@ class RotaryStep(QWidget):
         self.caption.setObjectName("flowArrow")
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.RichText)
-        root.addWidget(self.caption)
-        row = QHBoxLayout()
+        self.collapsed = False
+        self.toggle = QToolButton()
+        self.toggle.setObjectName("rotaryToggle")
+        self.toggle.setAutoRaise(True)
+        self.toggle.clicked.connect(lambda: self.collapseToggled.emit(not self.collapsed))
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.caption, 1)
+        header.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignTop)
+        root.addLayout(header)
+        self.body = QWidget()  # the maps and the plot: what folding hides
+        row = self.row = QGridLayout(self.body)
+        row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(4)
-        root.addLayout(row, 1)
+        root.addWidget(self.body, 1)
+        self.narrow: bool | None = None  # the plot under the maps (``arrange``); None until first arranged
         self.maps: dict[str, HeatmapWidget] = {}
         self.mark = mark(*ROTATE_MARK)
         for name, title in MAP_TITLES.items():
@@ -83,9 +106,10 @@ class RotaryStep(QWidget):
                 hm.cellHovered.connect(lambda i, j, v=name: self.cellHovered.emit(v, i, j))
                 hm.cellClicked.connect(lambda i, j, v=name: self.cellClicked.emit(v, i, j))
             hm.export_extras = lambda n=name: {"title": EXPORT_TITLES[n]}
-            row.addWidget(hm, 1)
             self.maps[name] = hm
-        column = QVBoxLayout()
+        self.plot_box = QWidget()
+        column = QVBoxLayout(self.plot_box)
+        column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
         self.plot = RotaryPlot()
         column.addWidget(self.plot, 1)
@@ -94,13 +118,58 @@ class RotaryStep(QWidget):
         self.plot_key.setWordWrap(True)
         self.plot_key.setTextFormat(Qt.TextFormat.RichText)
         column.addWidget(self.plot_key)
-        row.addLayout(column, 2)
-        self.setMinimumHeight(STRIP_MIN_H)
+        self.arrange(False)
+        self.set_collapsed(False)
         for hm in self.maps.values():  # the cells get the room (their numbers, or a hover, read them)
             hm.set_colorbar_shown(False)
         self._angles: RotaryPicture | None = None  # the angles drawn last
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
+
+    def arrange(self, narrow: bool) -> None:
+        """The maps in one row with the plot beside them (``narrow`` False), or the plot under them."""
+        if narrow == self.narrow:
+            return
+        self.narrow = narrow
+        row = self.row
+        for n, hm in enumerate(self.maps.values()):
+            row.addWidget(hm, 0, n)
+        count = len(self.maps)
+        if narrow:
+            row.addWidget(self.plot_box, 1, 0, 1, count)
+        else:
+            row.addWidget(self.plot_box, 0, count)
+        for hm in self.maps.values():  # the maps keep their row's height: the plot's hint would take it all
+            hm.setMinimumHeight(NARROW_PART_H[0] if narrow else STRIP_MIN_H - 30)
+        self.plot_box.setMaximumHeight(NARROW_PART_H[1] if narrow else 16777215)
+        self._stretch()
+
+    def _stretch(self) -> None:
+        """The shown maps share the width (a hidden one, the keys' angles when they equal the queries', takes
+        none); beside them the plot takes two maps' width."""
+        for n, hm in enumerate(self.maps.values()):
+            self.row.setColumnStretch(n, 0 if hm.isHidden() else 1)
+        self.row.setColumnStretch(len(self.maps), 0 if self.narrow else 2)
+
+    def set_collapsed(self, collapsed: bool) -> None:
+        """Fold the strip to its caption line and the ▸ Show button, or open it."""
+        self.collapsed = collapsed
+        self.body.setVisible(not collapsed)
+        self.toggle.setText(TOGGLE_TEXT[collapsed])
+        self.toggle.setToolTip(TOGGLE_TIP[collapsed])
+        self.setMinimumHeight(0 if collapsed else STRIP_MIN_H)
+
+    def header_height(self, width: int) -> int:
+        """The caption line's height (with the button) at ``width``: all the strip takes while folded."""
+        words = self.caption.heightForWidth(max(width - self.toggle.sizeHint().width() - 6, 1))
+        return max(words, self.toggle.sizeHint().height())
+
+    def open_height(self, width: int, share: int) -> int:
+        """The strip's height while open at ``width``: ``share`` of the view beside the plot (at least
+        ``STRIP_MIN_H``), or the maps' row and the plot's under them in the narrow layout."""
+        if width < NARROW_W:
+            return self.header_height(width) + sum(NARROW_PART_H) + self.row.spacing()
+        return max(STRIP_MIN_H, share)
 
     def redraw(self) -> None:
         """Draw the model's rotation (call only while rotary is on)."""
@@ -129,6 +198,7 @@ class RotaryStep(QWidget):
                                         col_title="pair")
         if mp["k_angles"].isHidden() != same:
             mp["k_angles"].setVisible(not same)
+            self._stretch()
         self.caption.setText(data.caption.replace(ROTATE_MARK[0], self.mark))
         self._draw_plot()
         self._on_explanation()
