@@ -69,93 +69,84 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="FILE.json, .csv, .png, .svg or .gif")
 
 
-class _Refusal(Exception):
-    """Bad input: the message goes to stderr, exit 2."""
-
-
 def check_args(args: argparse.Namespace) -> None:
-    """Everything the flags alone can tell, in their words, before torch is imported (raises ``_Refusal``)."""
+    """Everything the flags alone can tell, in their words, before torch is imported (raises ``Refused``: the
+    message goes to stderr, exit 2)."""
     suffix = Path(args.out).suffix.lower()
     if suffix not in FORMATS:
-        raise _Refusal(f"--out {args.out}: the file must end in {', '.join(FORMATS)}")
+        raise Refused(f"--out {args.out}: the file must end in {', '.join(FORMATS)}")
     if not args.prompt:
-        raise _Refusal("--prompt is empty: give some text to continue")
+        raise Refused("--prompt is empty: give some text to continue")
     if args.max_new_tokens < 1 or args.max_new_tokens > 100_000:
-        raise _Refusal(f"--max-new-tokens {args.max_new_tokens} is out of range: expected 1 to 100000")
+        raise Refused(f"--max-new-tokens {args.max_new_tokens} is out of range: expected 1 to 100000")
     if not math.isfinite(args.temperature) or args.temperature < 0:
-        raise _Refusal(f"--temperature {args.temperature} is out of range: expected a number >= 0 (0 = greedy)")
+        raise Refused(f"--temperature {args.temperature} is out of range: expected a number >= 0 (0 = greedy)")
     if args.top_k is not None and args.top_k < 1:
-        raise _Refusal(f"--top-k {args.top_k} is out of range: expected an integer >= 1")
+        raise Refused(f"--top-k {args.top_k} is out of range: expected an integer >= 1")
     if args.top_p is not None and not 0 < args.top_p <= 1:
-        raise _Refusal(f"--top-p {args.top_p} is out of range: expected a number in (0, 1]")
+        raise Refused(f"--top-p {args.top_p} is out of range: expected a number in (0, 1]")
     if not 0 <= args.seed <= MAX_SEED:
-        raise _Refusal(f"--seed {args.seed} is out of range: expected an integer from 0 to {MAX_SEED}")
+        raise Refused(f"--seed {args.seed} is out of range: expected an integer from 0 to {MAX_SEED}")
     if not 0 <= args.threads <= 256:
-        raise _Refusal(f"--threads {args.threads} is out of range: expected 0 to 256")
+        raise Refused(f"--threads {args.threads} is out of range: expected 0 to 256")
     if args.cache == "full" and args.window is not None:
-        raise _Refusal("--window applies to --cache window and --cache sinks only")
+        raise Refused("--window applies to --cache window and --cache sinks only")
     if args.cache != "sinks" and args.sinks is not None:
-        raise _Refusal("--sinks applies to --cache sinks only")
+        raise Refused("--sinks applies to --cache sinks only")
     if args.cache != "full":
         if args.window is None:
-            raise _Refusal(f"--cache {args.cache} needs --window W (how many positions the cache keeps)")
+            raise Refused(f"--cache {args.cache} needs --window W (how many positions the cache keeps)")
         if args.window < 1:
-            raise _Refusal(f"--window {args.window} is out of range: expected an integer >= 1")
+            raise Refused(f"--window {args.window} is out of range: expected an integer >= 1")
     sinks = 4 if args.sinks is None else args.sinks
     if args.cache == "sinks" and not 0 <= sinks < args.window:
-        raise _Refusal(f"--sinks {sinks} is out of range: expected 0 to {args.window - 1} (below --window "
+        raise Refused(f"--sinks {sinks} is out of range: expected 0 to {args.window - 1} (below --window "
                        f"{args.window}: the cache keeps the first S positions and the last W - S)")
     if suffix not in IMAGES and (args.layer is not None or args.head is not None):
-        raise _Refusal(f"--{'layer' if args.layer is not None else 'head'} applies to .png, .svg and .gif only "
+        raise Refused(f"--{'layer' if args.layer is not None else 'head'} applies to .png, .svg and .gif only "
                        "(the attention drawn); .json holds every layer and head")
     for flag, value in (("--layer", args.layer), ("--head", args.head)):
         if value is not None and value < 0:
-            raise _Refusal(f"{flag} {value} does not exist: layers and heads count from 0")
-    try:
-        check_output_file(args.out, "--out")
-        check_device_name(args.device)
-    except Refused as exc:
-        raise _Refusal(str(exc)) from None
+            raise Refused(f"{flag} {value} does not exist: layers and heads count from 0")
+    check_output_file(args.out, "--out")
+    check_device_name(args.device)
     model = Path(args.model).expanduser()
     if not model.exists():
-        raise _Refusal(f"--model {args.model}: no such file or folder")
+        raise Refused(f"--model {args.model}: no such file or folder")
     if model.is_dir() and not (model / "config.json").is_file() and not (model / "model.safetensors").is_file():
-        raise _Refusal(f"--model {args.model}: no config.json in the folder (a Hugging Face model folder holds "
+        raise Refused(f"--model {args.model}: no config.json in the folder (a Hugging Face model folder holds "
                        "config.json, model.safetensors and tokenizer.json)")
 
 
 def _load(args: argparse.Namespace) -> Any:
     from attention_core.pretrained import load_pretrained
 
-    try:
-        check_device(args.device)
-    except Refused as exc:
-        raise _Refusal(str(exc)) from None
+    check_device(args.device)
     try:
         return load_pretrained(args.model, device=args.device, dtype=args.dtype, threads=args.threads or None)
     except ValueError as exc:
-        raise _Refusal(f"--model {exc}") from None
+        raise Refused(f"--model {exc}") from None
 
 
 def _decoder(model: Any, args: argparse.Namespace) -> Any:
     """The model's decoder; what only the model can tell (its layers, heads, the prompt's tokens) refused here."""
     for flag, value, count in (("--layer", args.layer, model.info.layers), ("--head", args.head, model.info.heads)):
         if value is not None and value >= count:
-            raise _Refusal(f"{flag} {value} does not exist: the model has {flag[2:]}s 0 to {count - 1}")
+            raise Refused(f"{flag} {value} does not exist: the model has {flag[2:]}s 0 to {count - 1}")
     try:
         ids = model.encode(args.prompt)
     except ValueError as exc:
-        raise _Refusal(f"--prompt: {exc}") from None
+        raise Refused(f"--prompt: {exc}") from None
     if not ids:
-        raise _Refusal("--prompt has no tokens")
+        raise Refused("--prompt has no tokens")
     if len(ids) >= model.spec.max_positions:
-        raise _Refusal(f"--prompt is {len(ids)} tokens: the model's {model.spec.max_positions} positions leave no "
+        raise Refused(f"--prompt is {len(ids)} tokens: the model's {model.spec.max_positions} positions leave no "
                        "room for a new one")
     try:
         return model.decoder(ids, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
                              cache=args.cache, window=args.window, sinks=4 if args.sinks is None else args.sinks)
     except ValueError as exc:
-        raise _Refusal(str(exc)) from None
+        raise Refused(str(exc)) from None
 
 
 def decode(decoder: Any, limit: int) -> bool:
@@ -221,7 +212,7 @@ def write_output(path: Path, gen: Any, model: Any, layer: int, head: int, *, gua
             try:
                 from app.model_tab.qt.generate_figure import write_generation_film, write_grown_attention
             except ImportError as exc:
-                raise _Refusal(f"image output is unavailable ({exc}); write .json or .csv instead") from None
+                raise Refused(f"image output is unavailable ({exc}); write .json or .csv instead") from None
             if suffix == ".gif":
                 write_generation_film(path, gen, model.name, layer, head)
             else:
@@ -241,11 +232,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if not gen.steps:
             if stopped:
                 stopping.check()
-            raise _Refusal("no token was written")
+            raise Refused("no token was written")
         layer, head = args.layer or 0, args.head or 0
         out = Path(args.out)
         write_output(out, gen, model, layer, head, guard=not stopped)
-    except (_Refusal, ValueError, OSError) as exc:
+    except (ValueError, OSError) as exc:  # Refused is a ValueError
         if stopping.pending():
             raise stopping.Stopped(signum=stopping.pending_code() - 128) from None
         print(f"{PROG}: {exc}", file=sys.stderr)

@@ -47,7 +47,9 @@ class _Started:
 
 
 @dataclass(frozen=True)
-class _Ended:
+class _RunStopped:
+    """The worker's last item: why the run stopped before its count (the decoder is done, or an error)."""
+
     reason: str
 
 
@@ -235,7 +237,7 @@ class GenerateSession(Evented):
                 try:
                     dec = model.decoder(prompt, seed=seed, **sampling, **policy)
                 except (PretrainedError, ValueError) as exc:
-                    yield _Ended(f"error: {exc}")
+                    yield _RunStopped(f"error: {exc}")
                     return
                 yield _Started(dec)
             for _ in range(count):
@@ -250,10 +252,10 @@ class GenerateSession(Evented):
                         dec.set_cache(**pending["cache"])
                     made = dec.step()
                 except (PretrainedError, ValueError) as exc:
-                    yield _Ended(f"error: {exc}")
+                    yield _RunStopped(f"error: {exc}")
                     return
                 if made is None:
-                    yield _Ended(str(dec.generation.stopped or "done"))
+                    yield _RunStopped(str(dec.generation.stopped or "done"))
                     return
                 yield made
 
@@ -342,7 +344,7 @@ class GenerateSession(Evented):
             self.decoder = item.decoder
             self.prompt_ids = [int(i) for i in item.decoder.generation.prompt_ids]
             self._announce("steps")
-        elif isinstance(item, _Ended):
+        elif isinstance(item, _RunStopped):
             self.ended = item.reason
         else:
             self.steps.append(item)
