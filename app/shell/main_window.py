@@ -344,19 +344,11 @@ class MainWindow(HostAttributes, QMainWindow):
                                          + (f" ({withheld}: not exported)" if withheld else ""), 8000)
 
     def export_all(self, folder: str | Path) -> list[Path]:
-        """Every step as PNG, SVG and CSV into ``folder`` (but the maps a lesson's question covers now)."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.pipeline.redraw()  # the Steps view may be hidden behind the multi-head tab: draw the current result
-        written = []
-        for n, name in enumerate(STEPS, start=1):
-            if Concealment.of(self.playground).hides(name):
-                continue
-            for suffix in ("png", "svg", "csv"):
-                path = folder / f"{n}-{name}.{suffix}"
-                self.pipeline.heatmaps[name].export(path)
-                written.append(path)
-        return written
+        """Every step the Steps view shows as PNG, SVG and CSV into ``folder`` (the optional steps that are on too;
+        not the maps a lesson's question covers now)."""
+        from app.playground.qt.exports import export_all_steps
+
+        return export_all_steps(self.pipeline, self.playground, folder)
 
     # ================================================================== training tab, devices
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802

@@ -73,3 +73,32 @@ def export_pipeline_dialog(window: PlaygroundWindow) -> str | None:
         return None
     window.statusBar().showMessage(f"Exported the pipeline figure to {path}", 6000)
     return path
+
+
+OPTIONAL_FILES = {"q_rotated": "0-q_rotated", "k_rotated": "0-k_rotated", "biased": "2b-biased", "capped": "2c-capped"}
+"""File names of the optional steps' maps in File → Export all steps: the five keep their numbers (1-scores …
+5-output) whatever is on; the rotated Q and K come before ①, the bias and the soft-cap between ② and ③."""
+
+
+def export_all_steps(pipeline: Any, model: PlaygroundModel, folder: str | Path) -> list[Path]:
+    """Every step the Steps view shows as PNG, SVG and CSV into ``folder``: the five, and the optional steps that
+    are on (rotated Q and K, biased, soft-capped scores), each with its export title and the Playground's setting;
+    not the maps a lesson's question covers now."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    pipeline.redraw()  # the Steps view may be hidden behind another view: draw the current result
+    concealment = Concealment.of(model)
+    maps = [(f"{n}-{name}", name, pipeline.heatmaps[name]) for n, name in enumerate(STEP_NAMES, start=1)]
+    maps += [(OPTIONAL_FILES[name], name, hm) for name, hm in pipeline.heatmaps.items() if name in OPTIONAL_FILES]
+    if pipeline.rotary is not None and model.rotary_base is not None:
+        maps += [(OPTIONAL_FILES[name], name, pipeline.rotary.maps[name]) for name in ("q_rotated", "k_rotated")
+                 if name in pipeline.rotary.maps]
+    written = []
+    for stem, name, hm in maps:
+        if concealment.hides(name):
+            continue
+        for suffix in ("png", "svg", "csv"):
+            path = folder / f"{stem}.{suffix}"
+            hm.export(path)
+            written.append(path)
+    return written
