@@ -163,16 +163,22 @@ def overview_attention(q: torch.Tensor, kf: torch.Tensor, vv: torch.Tensor, scal
     step = block * max(1, OVERVIEW_ROWS // block)
     for r0 in range(0, t, step):
         r1 = min(t, r0 + step)
-        w = attention_weights(q[:, :, r0:r1], kf, scale, softcap,
-                              None if mask is None else mask[r0:r1])
-        heads[:, :, r0:r1] = w.to(vv.dtype) @ vv
+        c0, c1 = 0, side_k  # the key blocks these queries may see (a causal chunk: none after its last query)
+        if mask is not None:
+            seen = torch.nonzero(mask[r0:r1].any(dim=0)).flatten()
+            if seen.numel():
+                c0, c1 = int(seen[0]) // block, -(-(int(seen[-1]) + 1) // block)
+        k0, k1 = c0 * block, min(tk, c1 * block)
+        w = attention_weights(q[:, :, r0:r1], kf[:, :, k0:k1], scale, softcap,
+                              None if mask is None else mask[r0:r1, k0:k1])
+        heads[:, :, r0:r1] = w.to(vv.dtype) @ vv[:, :, k0:k1]
         top = w.max(dim=-1)
-        best_key[:, :, r0:r1], best_w[:, :, r0:r1] = top.indices.to(torch.int32), top.values
+        best_key[:, :, r0:r1], best_w[:, :, r0:r1] = top.indices.to(torch.int32) + k0, top.values
         rows = -(-(r1 - r0) // block)
-        pad = (0, side_k * block - tk, 0, rows * block - (r1 - r0))
-        tiles = (torch.nn.functional.pad(w, pad) if any(pad) else w).reshape(b, h, rows, block, side_k, block)
-        pmax[:, :, r0 // block: r0 // block + rows] = tiles.amax(dim=(3, 5))
-        psum[:, :, r0 // block: r0 // block + rows] = tiles.sum(dim=(3, 5))
+        pad = (0, (c1 - c0) * block - (k1 - k0), 0, rows * block - (r1 - r0))
+        tiles = (torch.nn.functional.pad(w, pad) if any(pad) else w).reshape(b, h, rows, block, c1 - c0, block)
+        pmax[:, :, r0 // block: r0 // block + rows, c0:c1] = tiles.amax(dim=(3, 5))
+        psum[:, :, r0 // block: r0 // block + rows, c0:c1] = tiles.sum(dim=(3, 5))
     counts = torch.full((side_q,), float(block), device=q.device)
     counts[-1] = t - (side_q - 1) * block
     counts_k = torch.full((side_k,), float(block), device=q.device)

@@ -216,12 +216,18 @@ class Trace:
         from .layers import attention_weights
 
         start, stop, _ = r.indices(len(self))
-        q = torch.as_tensor(self.q[layer, head, start:stop])
-        k = torch.as_tensor(self.k[layer, self.kv_head(head)])
         mask = self.masks[layer]
-        m = None if mask is None else torch.as_tensor(mask[start:stop])
+        k0, k1 = 0, len(self)
+        if mask is not None and stop > start:  # only the keys these rows may see (causal: none after the last)
+            seen = np.flatnonzero(mask[start:stop].any(axis=0))
+            k0, k1 = (int(seen[0]), int(seen[-1]) + 1) if seen.size else (0, len(self))
+        q = torch.as_tensor(self.q[layer, head, start:stop])
+        k = torch.as_tensor(self.k[layer, self.kv_head(head), k0:k1])
+        m = None if mask is None else torch.as_tensor(mask[start:stop, k0:k1])
         softcap = None if self.spec is None else self.spec.softcap
-        return attention_weights(q, k, float(self.scales[layer]), softcap, m).numpy()
+        out = np.zeros((max(0, stop - start), len(self)), dtype=np.float32)
+        out[:, k0:k1] = attention_weights(q, k, float(self.scales[layer]), softcap, m).numpy()
+        return out
 
     @property
     def kept_bytes(self) -> int:

@@ -45,18 +45,37 @@ def position_labels(trace: Trace) -> list[str]:
     return [t if counts[t] == 1 else f"{t}@{i}" for i, t in enumerate(trace.tokens)]
 
 
-def block_labels(trace: Trace) -> list[str]:
+GRID_SIDE = 128
+"""A long trace's mosaic draws each head at most 128 × 128 (the overview's 256 pooled once more: a grid of 24 × 14
+heads at 256 took ~1 s to colour, and its maps are ~70 px wide on screen)."""
+
+
+def block_labels(trace: Trace, block: int | None = None) -> list[str]:
     """A long trace's pooled axes: each block's positions, "0–15", "16–31", …"""
-    b, n = trace.overview.block, len(trace)
+    b, n = block or trace.overview.block, len(trace)
     return [f"{i}–{min(i + b, n) - 1}" for i in range(0, n, b)]
+
+
+def grid_block(trace: Trace) -> int:
+    """Positions per cell of a long trace's mosaic (1 for a short trace)."""
+    if not trace.is_long:
+        return 1
+    side = trace.overview.max.shape[-1]
+    return trace.overview.block * (-(-side // GRID_SIDE))
 
 
 def grid_maps(trace: Trace) -> tuple[np.ndarray, list[str]]:
     """What the every-head mosaic draws: the full maps with the tokens, or for a long trace each head's map
     block-pooled (the block's largest weight, so a sharp head stays visible) with the blocks' positions."""
-    if trace.is_long:
-        return trace.overview.max, block_labels(trace)
-    return trace.attentions, position_labels(trace)
+    if not trace.is_long:
+        return trace.attentions, position_labels(trace)
+    m = trace.overview.max
+    f = -(-m.shape[-1] // GRID_SIDE)
+    if f > 1:
+        side = -(-m.shape[-1] // f)
+        pad = side * f - m.shape[-1]
+        m = np.pad(m, ((0, 0), (0, 0), (0, pad), (0, pad))).reshape(*m.shape[:2], side, f, side, f).max(axis=(3, 5))
+    return m, block_labels(trace, grid_block(trace))
 
 
 def layer_flow(trace: Trace, layer: int) -> FlowData:
@@ -80,15 +99,15 @@ def layer_flow(trace: Trace, layer: int) -> FlowData:
 def head_window(trace: Trace, layer: int, head: int, start: int, size: int
                 ) -> tuple[np.ndarray, list[str], np.ndarray | None, int]:
     """A long trace's head map seen through a window: the exact weights of queries and keys start … start + size − 1
-    (computed for those queries only), their labels, the blocked cells and the first position shown."""
+    (computed for those queries only), their labels, the blocked cells (None: see below) and the first position."""
     n = len(trace)
     start = min(max(0, int(start)), max(0, n - int(size)))
     stop = min(n, start + int(size))
     values = trace.head_map(layer, head, slice(start, stop))[:, start:stop]
     labels = position_labels(trace)[start:stop]
-    mask = trace.mask(layer)
-    blocked = None if mask is None else ~np.asarray(mask[start:stop, start:stop], dtype=bool)
-    return values, labels, blocked, start
+    # blocked cells are not hatched here: hatching draws one rectangle per cell (130,000 at 512 took 1.3 s); they
+    # show as weight 0 and the title says the window is exact
+    return values, labels, None, start
 
 
 def head_blocked(trace: Trace, layer: int) -> np.ndarray | None:
@@ -113,10 +132,10 @@ def grid_hover_text(trace: Trace, layer: int, head: int, query: int, key: int) -
     and the largest weight between them."""
     if not trace.is_long:
         return hover_text(trace, layer, head, query, key)
-    labels = block_labels(trace)
+    maps, labels = grid_maps(trace)
     if not (0 <= query < len(labels) and 0 <= key < len(labels)):
         return ""
-    value = float(trace.overview.max[layer, head, query, key])
+    value = float(maps[layer, head, query, key])
     return (f"layer {layer} head {head}: queries {labels[query]} → keys {labels[key]}: largest weight {value:.3f} "
             "(click to see this head's exact map there)")
 

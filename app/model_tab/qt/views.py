@@ -13,6 +13,7 @@ from app.common.flow import FlowData
 from app.common.titles import ExportContext
 from app.model_tab.model.session import InspectSession
 from app.model_tab.model.views import (
+    grid_block,
     grid_hover_text,
     grid_maps,
     head_blocked,
@@ -70,14 +71,14 @@ class HeadsGridView(RedrawWhenShown, MosaicGrid):
             return
         self.session.select_head(layer, head)
         if t.is_long and self._cell is not None:  # the head map's window moves to the block clicked
-            block, size = t.overview.block, self.session.map_window[1]
+            block, size = grid_block(t), self.session.map_window[1]
             self.session.set_map_window(self._cell[0] * block + block // 2 - size // 2)
 
     def _hovered(self, layer: int, head: int, query: int, key: int) -> None:
         t = self.session.trace
         self.readout = grid_hover_text(t, layer, head, query, key) if t is not None and layer >= 0 else ""
         self._cell = (query, key) if layer >= 0 else None
-        position = query * t.overview.block if t is not None and t.is_long and layer >= 0 else query
+        position = query * grid_block(t) if t is not None and layer >= 0 else query
         self.session.hover(position if layer >= 0 else None)
 
 
