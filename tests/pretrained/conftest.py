@@ -151,3 +151,13 @@ def own_model_dir(tmp_path_factory) -> Path:
     (out / "config.json").write_text(json.dumps({"model_config": config.model_config().to_dict(),
                                                  "train_config": config.to_dict()}, indent=2))
     return out
+
+
+@pytest.fixture(scope="session")
+def family_decoders(tmp_path_factory) -> dict[str, Path]:
+    """The newer decoder families of family_models.py and a Gemma 3 image-text checkpoint, built once per session
+    for the generation tests (generate_families.py)."""
+    pytest.importorskip("transformers")
+    from tests.pretrained.generate_families import build_families
+
+    return build_families(tmp_path_factory.mktemp("families"))

@@ -14,10 +14,11 @@ import torch  # noqa: E402
 
 from attention_core import load_pretrained  # noqa: E402
 from attention_core.pretrained.sampling import filter_logits  # noqa: E402
-from tests.pretrained.generate_families import GENERATE_FAMILIES, folder_for, text_for  # noqa: E402
+from tests.pretrained.generate_families import GENERATE_FAMILIES, folder_for, logits_tolerance, reference_for, text_for  # noqa: E402
 
 TOL = dict(atol=1e-5, rtol=1e-5)
-UNIFORM = ("gpt2", "gpt2-untied", "llama", "llama-tied", "gpt_neox", "gpt_neox-sequential")
+UNIFORM = ("gpt2", "gpt2-untied", "llama", "llama-tied", "gpt_neox", "gpt_neox-sequential", "qwen3", "olmo2",
+           "phi3-partial", "smollm2")
 """Families whose layers all share one mask: transformers takes one custom 4-D mask for them."""
 POLICIES = [("window", 5, 0), ("sinks", 6, 2), ("sinks", 4, 1)]
 
@@ -29,22 +30,23 @@ def _rule(cache: str, window: int, sinks: int, q: int) -> list[int]:
     return sorted(set(range(min(sinks, q + 1))) | {k for k in range(q + 1) if k > q - (window - sinks)})
 
 
-def _masked_reference(model, name, hf_reference, ids, mask):
+def _masked_reference(model, name, reference, ids, mask):
     """Logits of one whole forward whose query p sees only mask[p] (and the model's own causal/window rules)."""
     if name in UNIFORM:
         add = torch.zeros(1, 1, len(ids), len(ids))
         add[0, 0][~mask] = torch.finfo(torch.float32).min
         with torch.no_grad():
-            return hf_reference(name)(torch.tensor([ids]), attention_mask=add).logits[0].numpy()
+            return reference(torch.tensor([ids]), attention_mask=add).logits[0].numpy()
     return model.forward_pass.run(torch.tensor([ids]), mask=mask).logits[0].numpy()
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: f"{p[0]}{p[1]}-{p[2]}")
 @pytest.mark.parametrize("name", GENERATE_FAMILIES)
 def test_window_and_sinks_keep_the_named_positions_and_equal_a_masked_forward(hf_models, own_model_dir,
-                                                                              hf_reference, name, policy):
+                                                                              hf_reference, family_decoders, name,
+                                                                              policy):
     cache, window, sinks = policy
-    model = load_pretrained(folder_for(name, hf_models, own_model_dir))
+    model = load_pretrained(folder_for(name, hf_models, own_model_dir, family_decoders))
     prompt = model.ids_of(text_for(name))[0][:8].tolist()
     gen = model.generate(prompt, max_new_tokens=4 if name == "own" else 8, cache=cache, window=window, sinks=sinks,
                          stop_at_eos=False)
@@ -52,7 +54,8 @@ def test_window_and_sinks_keep_the_named_positions_and_equal_a_masked_forward(hf
     mask = torch.zeros(n, n, dtype=torch.bool)
     for q in range(n):
         mask[q, _rule(cache, window, sinks, q)] = True
-    logits = _masked_reference(model, name, hf_reference, gen.ids, mask)
+    reference = None if name not in UNIFORM else reference_for(name, hf_reference, family_decoders)
+    logits = _masked_reference(model, name, reference, gen.ids, mask)
     full = model.forward_pass.run(torch.tensor([gen.ids])).logits[0].double()
     before: list[int] = []
     for step in gen.steps:
@@ -60,7 +63,7 @@ def test_window_and_sinks_keep_the_named_positions_and_equal_a_masked_forward(hf
         assert step.cache_positions == _rule(cache, window, sinks, q)
         assert len(step.cache_positions) == min(window, q + 1)
         assert step.attentions.shape[-1] == len(step.cache_positions)
-        np.testing.assert_allclose(step.logits, logits[q], **TOL)
+        np.testing.assert_allclose(step.logits, logits[q], **logits_tolerance(name))
         if before:
             assert step.evicted == sorted(set(before) - set(step.cache_positions))
         before = step.cache_positions
@@ -149,7 +152,7 @@ def test_changing_sampling_and_policy_mid_way(hf_models, hf_reference):
     assert step.cache_positions == list(range(q - 3, q + 1))
     mask = torch.tril(torch.ones(len(ids), len(ids), dtype=torch.bool))
     mask &= torch.arange(len(ids))[None, :] > torch.arange(len(ids))[:, None] - 4  # as if on from the start
-    np.testing.assert_allclose(step.logits, _masked_reference(model, "gpt2", hf_reference, ids, mask)[q], **TOL)
+    np.testing.assert_allclose(step.logits, _masked_reference(model, "gpt2", hf_reference("gpt2"), ids, mask)[q], **TOL)
     decoder.set_sampling(temperature=1.0, top_k=1)
     assert decoder.step().id == int(np.argmax(decoder.generation.steps[-1].logits))
     assert decoder.generation.cache == "window" and decoder.generation.window == 4
