@@ -7,9 +7,17 @@ numbers measure cost, not behaviour. Load average is printed before and after: o
 outliers.
 
     .venv/bin/python benchmarks/bench_pretrained.py [--dir FOLDER] [--keep] [--skip-scan] [--threads N]
+    .venv/bin/python benchmarks/bench_pretrained.py --side-by-side [--shapes gpt2-small qwen2-0.5b] [--lengths 128 1024]
 
 ``--threads`` (default 1) is the model's ``threads`` for the detectors and the scan; the trace is timed with it and
 with torch's default (one thread per core), since on a busy machine the two differ several-fold.
+
+``--side-by-side``: our ``trace`` against the reference a user would otherwise run, transformers' eager attention
+with ``output_attentions=True``, on the same safetensors file, float32, the same torch threads, alternating call by
+call in one process (so a change in the machine's load falls on both); the ratio is our median over theirs (target
+<= 1.0: we record q, k, v and head outputs besides the weights). Then the ablation scan restarting each head's run at
+its layer from the recorded residual stream (``ablation_scan``) against the same scan run from the embeddings for
+every head, on GPT-2-small: the time of each and the largest difference of their numbers (target >= 1.8 x).
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,6 +78,102 @@ def build_gpt2_small(folder: Path, seed: int = 0) -> int:
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
+def _median_pair(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int) -> tuple[float, float]:
+    """Median seconds of each, called alternately (ours, theirs, ours, ...) after one warm-up call of each."""
+    ours()
+    theirs()
+    a, b = [], []
+    for _ in range(rounds):
+        for fn, out in ((ours, a), (theirs, b)):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return float(np.median(a)), float(np.median(b))
+
+
+def side_by_side(shape: str, folder: Path, lengths: list[int], threads: int, rounds: int) -> list[dict[str, Any]]:
+    """Our trace vs transformers eager ``output_attentions=True`` on one folder; one row per length."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from attention_core.pretrained import load_pretrained
+
+    torch.set_num_threads(threads)
+    ours = load_pretrained(folder, threads=threads)
+    ref = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    rows = []
+    for n in lengths:
+        ids = (np.arange(n) * 7 + 3) % 380
+
+        def theirs(ids: np.ndarray = ids) -> Any:
+            with torch.no_grad():
+                return ref(torch.as_tensor(ids)[None], output_attentions=True, use_cache=False)
+
+        with torch.no_grad():  # the same numbers first: the comparison is only fair on equal work
+            diff = float(np.abs(ours.trace(ids).attentions - torch.stack(theirs().attentions)[:, 0].numpy()).max())
+        t_ours, t_ref = _median_pair(lambda ids=ids: ours.trace(ids), theirs, rounds)
+        rows.append({"shape": shape, "tokens": n, "ours_s": t_ours, "transformers_s": t_ref,
+                     "ratio": t_ours / t_ref, "max_weight_diff": diff, "threads": threads})
+        print(f"{shape:11} {n:5} tokens: ours {t_ours:.3f} s, transformers eager {t_ref:.3f} s, ratio "
+              f"{t_ours / t_ref:.2f} (target <= 1.0), weights equal to {diff:.1e}", flush=True)
+    return rows
+
+
+def full_forward_scan(model: Any, text: str, seq_len: int | None = None, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """The scan without reuse: every head's run starts from the embeddings (logits at the same positions)."""
+    import torch
+
+    from attention_core.phenomena.ablation import _setup
+
+    text_probe, repeat_probe, _ = _setup(model, text, "zero", seq_len, seed, 1, [])
+    out = []
+    for probe in (text_probe, repeat_probe):
+        change = np.full((model.spec.n_layers, model.spec.n_heads), np.nan)
+        for li in range(model.spec.n_layers):
+            for h in range(model.spec.n_heads):
+                logits = model.forward(probe.ids, ablate={(li, h): "zero"}, logit_positions=probe.positions).logits
+                assert isinstance(logits, torch.Tensor)
+                change[li, h] = probe._loss(logits) - probe.loss
+        out.append(change)
+    return tuple(out)
+
+
+def scan_comparison(folder: Path, threads: int) -> dict[str, Any]:
+    """ablation_scan (restarting at the ablated layer) against full_forward_scan, alternately, same numbers."""
+    from attention_core.phenomena import ablation_scan
+    from attention_core.pretrained import load_pretrained
+
+    model = load_pretrained(folder, threads=threads)
+    text = "The quick brown fox jumps over the lazy dog. " * 2
+    scan = ablation_scan(model, text)
+    full = full_forward_scan(model, text)
+    diff = max(float(np.abs(scan.text_change - full[0]).max()), float(np.abs(scan.repeat_change - full[1]).max()))
+    t_reuse, t_full = _median_pair(lambda: ablation_scan(model, text), lambda: full_forward_scan(model, text), 1)
+    print(f"ablation scan of {scan.text_change.size} heads: reusing the layers before {t_reuse:.1f} s, from the "
+          f"embeddings {t_full:.1f} s: {t_full / t_reuse:.2f} x faster (target >= 1.8 x); numbers equal to "
+          f"{diff:.1e}", flush=True)
+    return {"reuse_s": t_reuse, "full_s": t_full, "speedup": t_full / t_reuse, "max_diff": diff}
+
+
+def run_side_by_side(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from pretrained_shapes import ensure
+
+    print(f"load average before: {os.getloadavg()}; threads {args.threads}", flush=True)
+    root = args.dir or Path(tempfile.mkdtemp(prefix="bench-side-"))
+    try:
+        rows = []
+        for shape in args.shapes:
+            rows += side_by_side(shape, ensure(shape, root / shape), args.lengths, args.threads, args.rounds)
+        scan = None if args.skip_scan else scan_comparison(ensure("gpt2-small", root / "gpt2-small"), args.threads)
+        if args.json:
+            args.json.write_text(json.dumps({"rows": rows, "scan": scan, "load": os.getloadavg()}, indent=2))
+    finally:
+        if args.dir is None and not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"load average after: {os.getloadavg()}")
+
+
 def _status(field: str) -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -89,7 +195,16 @@ def main() -> None:
     ap.add_argument("--skip-scan", action="store_true", help="skip the 144-head ablation scan")
     ap.add_argument("--threads", type=int, default=1, help="the model's CPU threads (default 1)")
     ap.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--side-by-side", action="store_true", help="our trace vs transformers eager, and the scans")
+    ap.add_argument("--shapes", nargs="*", default=["gpt2-small", "qwen2-0.5b"],
+                    help="with --side-by-side (none: the scans only)")
+    ap.add_argument("--lengths", nargs="+", type=int, default=[128, 1024], help="with --side-by-side")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating calls of each (median)")
+    ap.add_argument("--json", type=Path, default=None, help="write the side-by-side figures here")
     args = ap.parse_args()
+    if args.side_by_side:
+        run_side_by_side(args)
+        return
     if args.build_only:
         build_gpt2_small(args.dir)
         return

@@ -9,8 +9,11 @@ with the head's mean output over every position of the inputs being measured (th
 pooled), which removes what the head says about *this* token while keeping its average contribution. Layers and
 heads count from 0.
 
-A scan reuses the unablated run: the residual stream entering layer l is recorded once, and each head of layer l is
-measured by running layers l … L−1 only, and only the positions whose loss counts get logits.
+A scan reuses the unablated run: the residual stream entering layer l is recorded once, and the heads of layer l are
+measured by running layers l … L−1 only, and only the positions whose loss counts get logits. The heads of one layer
+run together as one batch (copy i has head i off and the layer's other heads given their clean outputs, which they
+would compute anyway: their inputs are the clean run's), so each weight matrix, the unembedding's included, is read
+once per layer instead of once per head.
 
 ``also_off``: heads kept off in the baseline and in every ablated run. Heads are often redundant (this app's induction
 recipe grows four induction heads in layer 2, each enough alone), so knocking out one shows little; with its twins
@@ -127,10 +130,10 @@ class _Probe:
         n = self.ids.shape[1]
         self.positions = slice(first_target - 1, n - 1)
         self.targets = self.ids[:, first_target:]
-        record = {"resid", "head_out"} if mean else {"resid"}
-        out = model.forward(self.ids, ablate=base, record=record, logit_positions=self.positions)
+        out = model.forward(self.ids, ablate=base, record={"resid", "head_out"}, logit_positions=self.positions)
         self.resid = out.records["resid"]
-        self.head_sum = (torch.stack([h.sum(dim=(0, 2)) for h in out.records["head_out"]])
+        self.head_out = out.records["head_out"]  # (B, heads, T, d_head) per layer: what a batched scan keeps on
+        self.head_sum = (torch.stack([h.sum(dim=(0, 2)) for h in self.head_out])
                          if mean else None)  # (layers, heads, d_head)
         self.count = self.ids.shape[0] * n
         assert out.logits is not None
@@ -147,6 +150,25 @@ class _Probe:
                                  resid=self.resid[start], logit_positions=self.positions)
         assert out.logits is not None
         return self._loss(out.logits)
+
+
+    def layer_changes(self, layer: int, plan: dict[int, Any]) -> dict[int, float]:
+        """Loss change with each head of ``plan`` (head → "zero" or a mean vector) of ``layer`` off alone, one
+        batched run from the layer: copy i of the input has head i off; every other scanned head of the layer keeps
+        its clean output (its inputs are the clean run's, so that is what it computes)."""
+        heads = sorted(plan)
+        n, b = len(heads), self.ids.shape[0]
+        clean = self.head_out[layer]
+        ablate: dict[tuple[int, int], Any] = dict(self.base)
+        for i, h in enumerate(heads):
+            value = clean[:, h].repeat(n, 1, 1)  # (n·B, T, d_head)
+            how = plan[h]
+            value[i * b:(i + 1) * b] = 0.0 if isinstance(how, str) else torch.as_tensor(np.asarray(how))
+            ablate[(layer, h)] = value
+        out = self.model.forward(self.ids.repeat(n, 1), ablate=ablate, start_layer=layer,
+                                 resid=self.resid[layer].repeat(n, 1, 1), logit_positions=self.positions)
+        assert out.logits is not None
+        return {h: self._loss(out.logits[i * b:(i + 1) * b]) - self.loss for i, h in enumerate(heads)}
 
 
 def _heads(model: PretrainedModel, heads: Sequence[tuple[int, int]], what: str) -> list[tuple[int, int]]:
@@ -210,15 +232,18 @@ def ablation_scan(model: PretrainedModel, text_or_ids: Any, how: str = "zero", *
     repeat_change = np.full((layers, heads), np.nan)
     total, done = layers * heads, 0
     for li in range(layers):
+        changes: tuple[dict[int, float], dict[int, float]] | None = None
         for h in range(heads):
             if cancel is not None and cancel():
                 return AblationScan(how, text.loss, repeat.loss, text_change, repeat_change, False)
             if (li, h) in off:
                 done += 1
                 continue
-            plan = _plan([(li, h)], means)
-            text_change[li, h] = text.ablated(plan) - text.loss
-            repeat_change[li, h] = repeat.ablated(plan) - repeat.loss
+            if changes is None:  # the layer's heads in one batched run per probe
+                plan = {hh: p for (_, hh), p in _plan([(li, hh) for hh in range(heads) if (li, hh) not in off],
+                                                      means).items()}
+                changes = (text.layer_changes(li, plan), repeat.layer_changes(li, plan))
+            text_change[li, h], repeat_change[li, h] = changes[0][h], changes[1][h]
             done += 1
             if progress is not None:
                 progress(done, total)

@@ -124,14 +124,15 @@ def unrotate_half_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, di
     return rotate_half_rope(x, cos, -sin, dim)
 
 
-OVERVIEW_SIDE = 256
-"""The longest side of a long trace's pooled maps (``overview``): blocks of ceil(T / 256) positions."""
+OVERVIEW_SIDE = 128
+"""The longest side of a long trace's pooled maps (``overview``): blocks of ceil(T / 128) positions (a mosaic of
+24 x 14 heads at 256 a side took ~1 s to colour, and each map is ~70 px wide on screen)."""
 OVERVIEW_ROWS = 256
 """Queries per chunk when attention runs in chunks (``overview``): (heads, 256, T) floats at a time."""
 
 
 def overview_block(length: int) -> int:
-    """The pooling block of a ``length``-token overview: the side of P × P is ceil(length / block) <= 256."""
+    """The pooling block of a ``length``-token overview: the side of P × P is ceil(length / block) <= 128."""
     return max(1, -(-length // OVERVIEW_SIDE))
 
 

@@ -9,7 +9,7 @@ head's rotation and their weights are the model's (to float32 rounding).
 
 Long texts (more than ``LONG_TRACE_TOKENS``): every head's full T × T map would not fit (a 24-layer, 14-head model at
 4,096 tokens: 22 GB), so a long trace keeps what the views need small — ``overview`` (each head's map block-pooled
-to at most 256 × 256, max and mean, and each query's largest weight) — and ``head_map(layer, head, rows)`` computes a
+to at most 128 × 128, max and mean, and each query's largest weight) — and ``head_map(layer, head, rows)`` computes a
 head's exact weights on demand from the q and k it keeps (the model's scale, soft-cap, mask and window), equal to the
 full computation. Its ``attentions``, ``scores``, ``logits`` and ``probabilities`` are not kept: reading them raises
 ``LongTraceError`` saying what to use instead (``is_long`` tells the two apart; ``top_next`` works on both).
@@ -198,7 +198,7 @@ class Trace:
 
     @cached_property
     def overview(self) -> Overview:
-        """Every head's map pooled to at most 256 × 256, and each query's best key (see ``Overview``): recorded by
+        """Every head's map pooled to at most 128 × 128, and each query's best key (see ``Overview``): recorded by
         a long trace, computed from ``attentions`` (once) for a short one."""
         return self.pooled if self.pooled is not None else Overview.of(self.attentions)
 
@@ -269,8 +269,9 @@ class Trace:
         e = np.exp(z)
         return np.asarray(e / e.sum(axis=-1, keepdims=True))
 
-    def top_next(self, k: int = 5) -> list[list[tuple[str, int, float]]]:
-        """Per position, the ``k`` likeliest next tokens as (display string, id, probability), best first."""
+    def top_next(self, k: int = 5, positions: Sequence[int] | None = None) -> list[list[tuple[str, int, float]]]:
+        """Per position (or per one of ``positions``), the ``k`` likeliest next tokens as (display string, id,
+        probability), best first."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         if self.top_kept is not None:
@@ -279,7 +280,7 @@ class Trace:
                                      f"{self.top_kept[0].shape[1]} likeliest tokens, not {k}")
             ids_kept, logp = self.top_kept
             out_kept = []
-            for t in range(len(self)):
+            for t in range(len(self)) if positions is None else positions:
                 names = self.decoded_tokens(ids_kept[t, :k].tolist())
                 out_kept.append([(names[j], int(ids_kept[t, j]), float(np.exp(logp[t, j]))) for j in range(k)])
             return out_kept
@@ -290,7 +291,7 @@ class Trace:
         # stable sort of those few by probability; ties fall as in ``np.argsort(-probs, kind="stable")[:, :k]``
         kth = -np.partition(-probs, k - 1, axis=-1)[:, k - 1]
         out = []
-        for t in range(probs.shape[0]):
+        for t in range(probs.shape[0]) if positions is None else positions:
             candidates = np.flatnonzero(probs[t] >= kth[t])
             best = candidates[np.argsort(-probs[t, candidates], kind="stable")][:k]
             ids = [int(i) for i in best]

@@ -71,8 +71,11 @@ def test_the_status_says_how_long_and_how_large_the_trace_is(traced):
     t = s.trace
     assert len(t) == T and t.is_long and not full.is_long
     assert f"{T:,} tokens traced" in s.status and f"{t.kept_bytes / 2**20:.1f} MB kept" in s.status
-    assert "blocks of 16 tokens" in s.status
+    assert "blocks of 32 tokens" in s.status
     assert t.kept_bytes < full.attentions.nbytes / 10
+    # the next-token list reads one position's kept top tokens (naming all 4,096 positions' took ~1 s)
+    assert [i for _, i, _ in s.top_next(100)] == [i for _, i, _ in full.top_next(5)[100]]
+    assert s.top_next(100)[0][2] == pytest.approx(full.top_next(5)[100][0][2], rel=1e-4)
 
 
 def test_the_grid_draws_every_heads_pooled_map(traced, qtbot):
@@ -137,8 +140,8 @@ def test_the_flow_joins_blocks_of_positions(traced):
     s, full = traced
     flow = LayerFlowView(s)
     data = flow.current_data()
-    assert data is not None and len(data.query_tokens) == 256 and "blocks of 16 tokens" in data.title
+    assert data is not None and len(data.query_tokens) == 128 and "blocks of 32 tokens" in data.title
     w = np.asarray(data.weights)
-    want = full.attentions[s.selected[0]].reshape(2, 256, 16, 256, 16).sum(axis=4).mean(axis=2)
+    want = full.attentions[s.selected[0]].reshape(2, 128, 32, 128, 32).sum(axis=4).mean(axis=2)
     np.testing.assert_allclose(w, want, atol=1e-5)
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, atol=1e-4)  # a query block's weights still sum to one

@@ -79,7 +79,7 @@ def test_a_long_trace_keeps_nothing_of_size_t_squared_per_head_and_stays_small(l
     kept = [a for a in vars(trace).values() if isinstance(a, np.ndarray)]
     kept += [a for a in vars(trace.overview).values() if isinstance(a, np.ndarray)] + list(trace.top_kept)
     assert kept and max(a.size for a in kept) < T * T  # q, k, v, head outputs: (layers, heads, T, d) at most
-    assert trace.overview.max.shape == (info.layers, info.heads, 256, 256) and trace.overview.block == 16
+    assert trace.overview.max.shape == (info.layers, info.heads, 128, 128) and trace.overview.block == 32
     masks = {id(m): m for m in trace.masks if m is not None}
     assert len(masks) <= 2 and all(m.dtype == bool for m in masks.values())  # one per distinct window, not per head
     assert trace.kept_bytes < full_maps / 10
@@ -117,7 +117,7 @@ def test_the_overview_is_the_block_max_and_mean_of_the_exact_maps(long_trace, ea
     att, _ = eager
     ov = trace.overview
     for layer, head in ((0, 0), (1, 3)):
-        blocks = att[layer, head].reshape(256, 16, 256, 16)
+        blocks = att[layer, head].reshape(128, 32, 128, 32)
         np.testing.assert_allclose(ov.max[layer, head], blocks.max(axis=(1, 3)), atol=1e-5)
         np.testing.assert_allclose(ov.mean[layer, head], blocks.mean(axis=(1, 3)), atol=1e-6)
         np.testing.assert_allclose(ov.best_weight[layer, head], att[layer, head].max(axis=-1), atol=1e-5)
@@ -145,7 +145,7 @@ def test_what_a_long_trace_does_not_keep_is_refused_naming_what_to_use(long_trac
         trace.top_next(50)
     from attention_core.notebook import trace_svg
 
-    assert "largest weight per block of 16 tokens" in trace_svg(trace)  # Jupyter draws the overview
+    assert "largest weight per block of 32 tokens" in trace_svg(trace)  # Jupyter draws the overview
     setting = trace.head_setting(1, 2)  # one head's parts stay O(T · d)
     assert setting["q"].shape == (T, 8) and setting["window"] == trace.spec.windows[1]
 
@@ -155,8 +155,8 @@ def test_a_short_trace_is_unchanged_and_has_the_same_overview(gemma_long):
     trace = model.trace(_ids()[:600])
     assert not trace.is_long and trace.attentions.shape == (2, 4, 600, 600) and trace.logits.shape[0] == 600
     np.testing.assert_array_equal(trace.head_map(1, 2), trace.attentions[1, 2])
-    ov = trace.overview  # 600 / 256 → blocks of 3, 200 × 200
-    assert ov.block == 3 and ov.max.shape == (2, 4, 200, 200)
-    np.testing.assert_allclose(ov.mean[0, 1], trace.attentions[0, 1].reshape(200, 3, 200, 3).mean(axis=(1, 3)),
+    ov = trace.overview  # 600 / 128 → blocks of 5, 120 × 120
+    assert ov.block == 5 and ov.max.shape == (2, 4, 120, 120)
+    np.testing.assert_allclose(ov.mean[0, 1], trace.attentions[0, 1].reshape(120, 5, 120, 5).mean(axis=(1, 3)),
                                atol=1e-7)
     assert "long" not in trace.summary()

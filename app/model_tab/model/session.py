@@ -112,6 +112,8 @@ class InspectSession(Evented):
         pos = self.shown_position if position is None else position
         if not 0 <= pos < len(self.trace):
             return []
+        if self.trace.is_long:  # one position on demand: naming every position's tokens would take ~1 s here
+            return self.trace.top_next(k, positions=[pos])[0]
         if self._top is None or self._top[0] is not self.trace or self._top[1] < k:
             self._top = (self.trace, k, self.trace.top_next(k))  # every position at once, once per trace
         return self._top[2][pos][:k]

@@ -45,11 +45,6 @@ def position_labels(trace: Trace) -> list[str]:
     return [t if counts[t] == 1 else f"{t}@{i}" for i, t in enumerate(trace.tokens)]
 
 
-GRID_SIDE = 128
-"""A long trace's mosaic draws each head at most 128 × 128 (the overview's 256 pooled once more: a grid of 24 × 14
-heads at 256 took ~1 s to colour, and its maps are ~70 px wide on screen)."""
-
-
 def block_labels(trace: Trace, block: int | None = None) -> list[str]:
     """A long trace's pooled axes: each block's positions, "0–15", "16–31", …"""
     b, n = block or trace.overview.block, len(trace)
@@ -57,25 +52,16 @@ def block_labels(trace: Trace, block: int | None = None) -> list[str]:
 
 
 def grid_block(trace: Trace) -> int:
-    """Positions per cell of a long trace's mosaic (1 for a short trace)."""
-    if not trace.is_long:
-        return 1
-    side = trace.overview.max.shape[-1]
-    return trace.overview.block * (-(-side // GRID_SIDE))
+    """Positions per cell of the mosaic's maps (1 for a short trace)."""
+    return trace.overview.block if trace.is_long else 1
 
 
 def grid_maps(trace: Trace) -> tuple[np.ndarray, list[str]]:
     """What the every-head mosaic draws: the full maps with the tokens, or for a long trace each head's map
     block-pooled (the block's largest weight, so a sharp head stays visible) with the blocks' positions."""
-    if not trace.is_long:
-        return trace.attentions, position_labels(trace)
-    m = trace.overview.max
-    f = -(-m.shape[-1] // GRID_SIDE)
-    if f > 1:
-        side = -(-m.shape[-1] // f)
-        pad = side * f - m.shape[-1]
-        m = np.pad(m, ((0, 0), (0, 0), (0, pad), (0, pad))).reshape(*m.shape[:2], side, f, side, f).max(axis=(3, 5))
-    return m, block_labels(trace, grid_block(trace))
+    if trace.is_long:
+        return trace.overview.max, block_labels(trace)
+    return trace.attentions, position_labels(trace)
 
 
 def layer_flow(trace: Trace, layer: int) -> FlowData:
