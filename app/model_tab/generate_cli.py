@@ -129,7 +129,13 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 def _decoder(model: Any, args: argparse.Namespace) -> Any:
-    """The model's decoder; what only the model can tell (its layers, heads, the prompt's tokens) refused here."""
+    """The model's decoder; what only the model can tell (an encoder, its layers, heads, the prompt's tokens) refused
+    here."""
+    from attention_core.pretrained.generate import cannot_generate
+
+    refusal = cannot_generate(model)
+    if refusal:
+        raise Refused(f"--model {refusal}")
     for flag, value, count in (("--layer", args.layer, model.info.layers), ("--head", args.head, model.info.heads)):
         if value is not None and value >= count:
             raise Refused(f"{flag} {value} does not exist: the model has {flag[2:]}s 0 to {count - 1}")

@@ -146,6 +146,22 @@ def eos_ids(model: PretrainedModel) -> frozenset[int]:
     return frozenset()
 
 
+def cannot_generate(model: PretrainedModel) -> str:
+    """Why ``model`` cannot write one token at a time, or "" when it can. An encoder (BERT, RoBERTa, DistilBERT)
+    reads the whole text at once, every token seeing the ones after it, and its head predicts the tokens hidden
+    behind a mask, not the next one; a model trained without the causal mask likewise never learnt to continue."""
+    spec = model.spec
+    if spec.masked_lm:
+        return (f"{model.name} is an encoder ({spec.family}) that predicts masked tokens: it reads the whole text "
+                "at once and fills in each [MASK] (RoBERTa: <mask>) from the words on both sides, so it cannot write "
+                "the next token. "
+                "Open a decoder (GPT-2, Llama, Qwen, Gemma, ...) to generate")
+    if not spec.causal:
+        return (f"{model.name} was trained without the causal mask (each token sees the ones after it), so it "
+                "cannot write one token at a time")
+    return ""
+
+
 class _Lane:
     """One cache and the policy it follows: holds keys for positions 0..n-2 of the sequence (n-1 is pending)."""
 
@@ -197,15 +213,15 @@ class Decoder:
     def __init__(self, model: PretrainedModel, prompt: Any, *, temperature: Any = 0.0, top_k: Any = None,
                  top_p: Any = None, seed: Any = 0, cache: Any = "full", window: Any = None, sinks: Any = 4,
                  stop_at_eos: bool = True) -> None:
+        refusal = cannot_generate(model)
+        if refusal:
+            raise ValueError(refusal)
         if isinstance(prompt, str) and not prompt:
             raise ValueError("the prompt is empty: give some text to continue")
         self.sampling = Sampling.make(temperature, top_k, top_p)
         self.policy = CachePolicy.make(cache, window, sinks)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ValueError(f"seed must be an integer, got {seed!r}")
-        if not model.spec.causal:
-            raise ValueError(f"{model.name} was trained without the causal mask (each token sees the ones after "
-                             "it), so it cannot write one token at a time")
         ids, _ = model.ids_of(prompt)  # an empty or too long prompt raises PretrainedError (a ValueError)
         self.model = model
         self.stop_at_eos = bool(stop_at_eos)

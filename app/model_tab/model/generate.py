@@ -104,6 +104,15 @@ class GenerateSession(Evented):
         return self.host.model
 
     @property
+    def refusal(self) -> str:
+        """Why the open model cannot write (an encoder predicts masked tokens), or "" when it can or none is open."""
+        if self.model is None:
+            return ""
+        from attention_core.pretrained.generate import cannot_generate
+
+        return cannot_generate(self.model)
+
+    @property
     def effective_prompt(self) -> str:
         """What the model is given: the prompt typed here, else the Model tab's (traced) text."""
         return self.prompt or self.host.traced_text or self.host.text
@@ -211,6 +220,9 @@ class GenerateSession(Evented):
         model = self.model
         if model is None or self.host.load_state == "loading":
             self._set_status("Open a model first (the list on the left).")
+            return False
+        if self.refusal:
+            self._set_status(self.refusal)
             return False
         if self.running:
             self._set_status("A run is under way: Cancel it first.")
@@ -377,5 +389,6 @@ class GenerateSession(Evented):
         if self.model is self._for_model:
             return
         self._for_model = self.model
-        self.status = "Step or Run to let the model write." if self.model is not None else self.status
-        self._restart("settings")
+        if self.model is not None:
+            self.status = self.refusal or "Step or Run to let the model write."
+        self._restart("settings", "status")

@@ -44,6 +44,7 @@ from app.widgets.heatmap.view import HeatmapWidget
 from app.widgets.theme import ThemeColors, colors_for, follow_theme, span
 
 CONTROLS_WIDTH = 190
+RUN_TIP = "Make this many tokens, one at a time (Cancel stops and keeps them)"
 
 
 def error_label() -> QLabel:
@@ -104,7 +105,7 @@ class GenerateView(RedrawWhenShown, QWidget):
         self.step_button.setToolTip("Make one token")
         self.step_button.clicked.connect(self.model.step)
         self.run_button = QPushButton("Run")
-        self.run_button.setToolTip("Make this many tokens, one at a time (Cancel stops and keeps them)")
+        self.run_button.setToolTip(RUN_TIP)
         self.count_spin: QSpinBox = QSpinBox()
         self.run_button.clicked.connect(lambda: self.model.run(self.count_spin.value()))
         self.count_spin.setRange(1, MAX_RUN)
@@ -275,8 +276,11 @@ class GenerateView(RedrawWhenShown, QWidget):
     def _show_running(self) -> None:
         m = self.model
         has_model = self.session.model is not None and self.session.load_state != "loading"
+        refusal = m.refusal if has_model else ""  # an encoder: the status beside the buttons says why
         for w in (self.step_button, self.run_button, self.count_spin):
-            w.setEnabled(has_model and not m.running)
+            w.setEnabled(has_model and not m.running and not refusal)
+        self.step_button.setToolTip(refusal or "Make one token")
+        self.run_button.setToolTip(refusal or RUN_TIP)
         self.cancel_button.setEnabled(m.running and not m.cancelling)
         self.undo_button.setEnabled(bool(m.steps) and not m.running)
         self.restart_button.setEnabled(bool(m.steps) and not m.running)
