@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import VOCAB, _redraw, train_tokenizer
+# by its path: another test folder's conftest may be the one named "conftest" when both are collected
+from tests.pretrained.conftest import VOCAB, _redraw, train_tokenizer
 
 DECODERS = ("qwen3", "qwen3-sliding", "olmo2", "phi3", "phi3-partial", "smollm3", "smollm2", "gemma2", "gemma3_text")
 ENCODERS = ("bert", "roberta", "distilbert")
@@ -65,8 +66,9 @@ def encoder_configs() -> dict:
 def encoder_tokenizer(mask: str, cls: str, sep: str):
     """A WordPiece tokenizer (BERT's scheme) trained on conftest's lines, with ``cls`` … ``sep`` around each text
     and ``mask`` as a special token that a text can write literally."""
-    from conftest import LINES
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    from tests.pretrained.conftest import LINES
 
     specials = ["[PAD]", "[UNK]", cls, sep, mask]
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))

@@ -61,7 +61,7 @@ def text_for(name: str) -> str:
 
 def build_families(root: Path) -> dict[str, Path]:
     """family_models' decoders and the image-text checkpoints of ``IMAGE_TEXT``: name → folder."""
-    from family_models import DECODERS, build
+    from tests.pretrained.family_models import DECODERS, build
 
     out = build(root, DECODERS)
     for name, text in IMAGE_TEXT.items():
@@ -99,7 +99,7 @@ def reference_for(name: str, hf_reference, family_decoders):
     """transformers' model of the family (eager attention, float32, eval)."""
     if name not in family_decoders:
         return hf_reference(name)
-    from family_models import reference
+    from tests.pretrained.family_models import reference
 
     folder = family_decoders[IMAGE_TEXT.get(name, name)]
     if folder not in _REFERENCES:

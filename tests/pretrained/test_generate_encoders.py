@@ -9,10 +9,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from family_models import ENCODERS, build  # noqa: E402
-
 from app.cli import main  # noqa: E402
 from attention_core import load_pretrained  # noqa: E402
+from tests.pretrained.family_models import ENCODERS, build  # noqa: E402
 
 PROMPT = "The quick brown fox"
 
