@@ -194,3 +194,10 @@ def test_a_policy_switched_during_a_run_applies_from_the_next_token(gen, monkeyp
     assert [s.kl_from_full is None for s in gen.steps] == [True, True, False]
     q = gen.steps[2].query_position
     assert list(gen.steps[2].cache_positions) == [q - 2, q - 1, q]
+
+
+def test_the_status_after_a_second_run_names_the_whole_count_too(gen):
+    made(gen, 2)
+    assert gen.status.startswith("2 tokens made") and "in all" not in gen.status
+    made(gen, 1)  # the text now shows 3 new tokens: "1 token made" alone read as the whole
+    assert gen.status.startswith("1 token made") and "3 in all" in gen.status

@@ -376,13 +376,19 @@ class GenerateSession(Evented):
             why = {"eos": "it wrote its end-of-text token",
                    "context": f"its context is full ({self.model.info.max_positions if self.model else '?'} "
                               "positions)"}.get(self.ended, "it cannot write more")
-            self._set_status(f"{made} token{'s' if made != 1 else ''} made{rate}; the model stopped: {why}.")
+            self._set_status(f"{made} token{'s' if made != 1 else ''} made{rate}{self._in_all()}; the model stopped: "
+                             f"{why}.")
         elif self._cancel:
             self._set_status(f"Cancelled after {made} of {self.run_total} tokens{rate}; they stay.")
         else:
-            self._set_status(f"{made} token{'s' if made != 1 else ''} made{rate}. Ctrl+Z takes the newest back.")
+            self._set_status(f"{made} token{'s' if made != 1 else ''} made{rate}{self._in_all()}. Ctrl+Z takes the "
+                             "newest back.")
         self._cancel = False
         self._announce("running", "steps")
+
+    def _in_all(self) -> str:
+        """", 6 in all" when earlier runs made tokens too: this run's count alone reads as the whole text's."""
+        return f", {len(self.steps)} in all" if len(self.steps) != self.run_done else ""
 
     def _follow_model(self) -> None:
         """A new model: the generation starts again (the prompt typed here is kept)."""
