@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SIZES = ((3, 4), (8, 16), (16, 64))  # (tokens, dims): Lq = Lk = tokens, d_k = d_v = dims
+MODERN_ROWS = ((8, 16, "steps"), (8, 16, "tiles"))  # (tokens, dims, view in front) with rotary on: --modern
 WINDOW = (1280, 800)
 TARGET_MEDIAN_MS, TARGET_P95_MS, TARGET_RATIO = 8.0, 16.0, 1.7
 """One ratio budget for every size: the 3 x 4 edit has the highest ratio (what an edit costs besides the five
@@ -162,6 +163,66 @@ class EditTimer:
         q, k, v = self.window.playground.state.projected()
         ref = attention_steps(q, k, v)
         assert abs(self.window.pipeline.heatmaps["weights"].values() - ref.weights).max() < 1e-12
+
+
+class ModernEditTimer(EditTimer):
+    """The same timed edit with rotary positions on (base 10000): ``view="steps"`` times it until the five maps and
+    the rotate row's maps have painted; ``view="tiles"`` with the Tiles view in front (the Steps view hidden behind
+    it) until the tiles' grid and their table have painted (the FlashAttention record rebuilt)."""
+
+    def __init__(self, window, tokens: int, dims: int, view: str = "steps") -> None:
+        from PySide6.QtWidgets import QApplication
+
+        super().__init__(window, tokens, dims)
+        window.edits.apply("bench rotary", lambda m: m.set_rotary(10000.0))
+        tab = window.tab
+        if view == "tiles":
+            tiles = tab.tiles
+            tab.view_tabs.setCurrentWidget(tiles)
+            QApplication.processEvents()
+            self.heatmaps = []  # its output maps sit below the fold at this size: the grid and the table are in sight
+            self.extra = [PaintCounter(tiles.grid), PaintCounter(tiles.table.viewport())]
+        else:
+            tab.view_tabs.setCurrentIndex(0)
+            QApplication.processEvents()
+            rotary = window.pipeline.rotary
+            self.heatmaps = list(window.pipeline.heatmaps.values()) + [hm for hm in rotary.maps.values()
+                                                                       if hm.isVisible()]
+            self.extra = []
+        QApplication.processEvents()
+
+    def __call__(self, n: int) -> float:
+        from PySide6.QtWidgets import QApplication
+
+        if not self.extra:
+            return super().__call__(n)
+        window = self.window
+        i, j = n % self.tokens, (n * 3) % self.dims
+        value = float(window.playground.state.matrices["Q"][i, j]) + (0.01 if n % 2 == 0 else -0.02)
+        before = [hm.paint_count for hm in self.heatmaps] + [c.count for c in self.extra]
+        t0 = time.perf_counter()
+        window.edits.set_cell("Q", i, j, value)
+        while True:
+            QApplication.processEvents()
+            now = [hm.paint_count for hm in self.heatmaps] + [c.count for c in self.extra]
+            if all(a > b for a, b in zip(now, before)):
+                break
+            if time.perf_counter() - t0 > 2.0:
+                raise RuntimeError("the Tiles view did not repaint within 2 s")
+        return time.perf_counter() - t0
+
+    def check(self) -> None:
+        """The Steps view (or the Tiles view) shows the edited numbers, rotated as attention_core rotates them."""
+        from attention_core import attention_steps, flash_steps
+
+        q, k, v = self.window.playground.state.projected()
+        ref = attention_steps(q, k, v, rotary_base=10000.0)
+        if self.extra:
+            m = self.window.playground
+            flash = flash_steps(ref.q_rotated, ref.k_rotated, v, block_q=m.block_q, block_k=m.block_k)
+            assert abs(m.flash.output - flash.output).max() < 1e-12  # the record the Tiles view draws
+        else:
+            assert abs(self.window.pipeline.heatmaps["weights"].values() - ref.weights).max() < 1e-12
 
 
 class FloorTimer:
@@ -337,13 +398,14 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
-def measure_edits(edits: int = 200) -> dict[str, dict[str, float]]:
+def measure_edits(edits: int = 200, modern: bool = False) -> dict[str, dict[str, float]]:
     """Edit -> all views repainted on the real window, and the floor beside it, at each of ``SIZES``.
 
     Returns ``{"3x4": {"median": ms, "p95": ms, "max": ms, "floor_median": ms, "floor_p95": ms, "ratio": median /
     floor_median, "load": 1-min load average when the size was measured, "edits": n, "cpu_median": ms of this
     thread's CPU time, "floor_cpu_median": ms, "cpu_ratio": cpu_median / floor_cpu_median}, ...}``. Makes the
-    QApplication if there is none (``benchmarks/run_all.py`` imports this)."""
+    QApplication if there is none (``benchmarks/run_all.py`` imports this). ``modern``: the rows of ``MODERN_ROWS``
+    instead (rotary on; the Steps view, then the Tiles view in front), against the same floor."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -370,9 +432,11 @@ def measure_edits(edits: int = 200) -> dict[str, dict[str, float]]:
             time.sleep(0.01)
         QApplication.processEvents()
 
-        for tokens, dims in SIZES:
+        rows = MODERN_ROWS if modern else tuple((t, d, "") for t, d in SIZES)
+        for tokens, dims, view in rows:
             load = os.getloadavg()[0]
-            ours, bare = EditTimer(window, tokens, dims), FloorTimer(tokens, dims)
+            ours = ModernEditTimer(window, tokens, dims, view) if view else EditTimer(window, tokens, dims)
+            bare = FloorTimer(tokens, dims)
             times: list[float] = []
             floor: list[float] = []
             cpu: list[float] = []  # this thread's CPU time per edit: what a neighbour's load does not add to
@@ -397,7 +461,7 @@ def measure_edits(edits: int = 200) -> dict[str, dict[str, float]]:
                 bare.close()
             ours.check()
             median, floor_median = statistics.median(times) * 1e3, statistics.median(floor) * 1e3
-            out[f"{tokens}x{dims}"] = {
+            out[f"{tokens}x{dims}" + (f" rotary+{view}" if view else "")] = {
                 "median": median, "p95": percentile(times, 0.95) * 1e3, "max": max(times) * 1e3,
                 "floor_median": floor_median, "floor_p95": percentile(floor, 0.95) * 1e3,
                 "ratio": median / floor_median, "load": load, "edits": len(times),
@@ -433,7 +497,12 @@ def main() -> int:
     ap.add_argument("--launch", action="store_true",
                     help="measure the launch alone: ours and the bare window's, alternating (measure_launch)")
     ap.add_argument("--json", metavar="PATH", help="also write the edit figures (measure_edits) as JSON")
+    ap.add_argument("--modern", action="store_true",
+                    help="the edit rows with rotary positions on, the Steps view and then the Tiles view in front "
+                         "(8 x 16), and no launch rows")
     args = ap.parse_args()
+    if args.modern:
+        return 0 if edit_rows_ok(measure_edits(args.edits, modern=True)) else 1
     if args.launch:
         return 0 if launch_rows_ok(measure_launch(args.launch_runs)) else 1
 

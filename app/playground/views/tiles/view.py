@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -59,6 +59,7 @@ class TilesView(RedrawWhenShown, QWidget):
         self.index = 1
         self.frame: tm.TileFrame | None = None
         self.flash: Any = None
+        self._widths: list[int] = []  # the longest text of each table column, last drawn (re-measured on change)
         self.colors = LIGHT
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
@@ -236,40 +237,58 @@ class TilesView(RedrawWhenShown, QWidget):
         return text + (f" <span style='color:{c.warn}'>({note})</span>" if note else "")
 
     def _fill_table(self, frame: tm.TileFrame, q_tok: list[str]) -> None:
+        """The rows' m, l, rescale and o at this frame. The items are made once per shape and then only given new
+        text (a live edit redraws this table: making its ~160 items and measuring every column anew was most of an
+        edit's cost with the view open); columns are re-measured when the shape or a text's length changes."""
         d_v = frame.o.shape[1]
         table = self.table
         headers = [*STAT_COLUMNS, *(f"o{j}" for j in range(d_v))]
-        table.setColumnCount(len(headers))
-        table.setHorizontalHeaderLabels(headers)
-        for col, tip in enumerate(HEADER_TIPS):
-            header = table.horizontalHeaderItem(col)
-            if header is not None:
-                header.setToolTip(tip)
-        table.setRowCount(len(q_tok))
+        reshaped = table.columnCount() != len(headers) or table.rowCount() != len(q_tok)
+        if reshaped:
+            table.setColumnCount(len(headers))
+            table.setHorizontalHeaderLabels(headers)
+            for col, tip in enumerate(HEADER_TIPS):
+                header = table.horizontalHeaderItem(col)
+                if header is not None:
+                    header.setToolTip(tip)
+            table.setRowCount(len(q_tok))
         t = frame.current
         m_before = np.full(len(q_tok), np.nan)
         m_before[t.rows.start:t.rows.stop] = t.m_before
         grew = set(tm.rescaled_rows(frame))
-        bold = QFont(table.font())
+        bold, plain = QFont(table.font()), QFont(table.font())
         bold.setBold(True)
+        orange = QColor(self.colors.orange)
+        lit = orange.darker(250) if self.colors.dark else orange.lighter(170)
+        widths: list[int] = [0] * len(headers)
         for i, tok in enumerate(q_tok):
             values = [frame.m[i], frame.l[i], frame.rescale[i], *frame.o[i]]
-            table.setItem(i, 0, QTableWidgetItem(tok))
+            texts = [tok]
             for col, v in enumerate(values, start=1):
                 shown = tm.number(float(v))
                 if col == 3 and i in t.rows and math.isinf(m_before[i]):
                     shown = "—"  # the row's first keys: nothing held yet to rescale
-                item = QTableWidgetItem(shown)
-                item.setData(Qt.ItemDataRole.UserRole, float(v))
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if i in t.rows and not t.skipped:
-                    item.setBackground(QColor(self.colors.orange).lighter(170) if not self.colors.dark
-                                       else QColor(self.colors.orange).darker(250))
-                if col == 3 and i in grew:
-                    item.setFont(bold)
-                    item.setToolTip("a larger max arrived: what this row held is multiplied by this")
-                table.setItem(i, col, item)
-        table.resizeColumnsToContents()
+                texts.append(shown)
+            for col, shown in enumerate(texts):
+                item = table.item(i, col)
+                if item is None:
+                    item = QTableWidgetItem()
+                    if col:
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    table.setItem(i, col, item)
+                widths[col] = max(widths[col], len(shown))
+                if item.text() != shown:
+                    item.setText(shown)
+                if not col:
+                    continue
+                item.setData(Qt.ItemDataRole.UserRole, float(values[col - 1]))
+                item.setBackground(lit if i in t.rows and not t.skipped else QBrush())
+                rescaled = col == 3 and i in grew
+                item.setFont(bold if rescaled else plain)
+                item.setToolTip("a larger max arrived: what this row held is multiplied by this" if rescaled else "")
+        if reshaped or widths != self._widths:
+            self._widths = widths
+            table.resizeColumnsToContents()
 
 
 def build(model: PlaygroundModel, edits: UndoableEdits) -> QWidget:
