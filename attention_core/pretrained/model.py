@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 TRACE_RECORD = frozenset({"weights", "qkv", "head_out"})
-LONG_TRACE_RECORD = frozenset({"overview", "qkv", "head_out", "final"})
+LONG_TRACE_RECORD = frozenset({"overview", "qkv", "final"})  # head outputs: one head from head_map and v
 LOGIT_ROWS = 256
 """A long trace's logits are computed this many positions at a time and only their top tokens kept."""
 MASK_TOKENS = ("[MASK]", "<mask>")
@@ -182,12 +182,14 @@ class PretrainedModel:
             logits: Any = NotKept("logits", (t, self.spec.vocab_size), f"top_next(k) (k <= {TOP_KEPT})", t)
             weights: Any = NotKept("attentions", (layers, heads, t, t),
                                    "head_map(layer, head[, rows]) for one head's exact map, overview for every head", t)
+            head_out: Any = NotKept("head outputs", (layers, heads, t, self.spec.d_head),
+                                    "head_map(layer, head) @ v[layer, kv_head(head)] for one head", t)
         else:
             assert out.logits is not None
-            logits, weights = out.logits[0].cpu().numpy(), stack("weights")
+            logits, weights, head_out = out.logits[0].cpu().numpy(), stack("weights"), stack("head_out")
         return Trace(self.name, ids, tokens, logits, weights,
                      self.info, note, q=stack("q"), k=stack("k"), v=stack("v"),
-                     head_outputs=stack("head_out"), scales=self.spec.scales, masks=masks,
+                     head_outputs=head_out, scales=self.spec.scales, masks=masks,
                      display=self.token_strings, ablated=tuple(sorted((int(li), int(h)) for li, h in ablate or ())),
                      prediction="masked" if self.spec.masked_lm else "next",
                      masked_positions=masked if self.spec.masked_lm else (), spec=self.spec, **long_parts)

@@ -11,8 +11,9 @@ Long texts (more than ``LONG_TRACE_TOKENS``): every head's full T × T map would
 4,096 tokens: 22 GB), so a long trace keeps what the views need small — ``overview`` (each head's map block-pooled
 to at most 128 × 128, max and mean, and each query's largest weight) — and ``head_map(layer, head, rows)`` computes a
 head's exact weights on demand from the q and k it keeps (the model's scale, soft-cap, mask and window), equal to the
-full computation. Its ``attentions``, ``scores``, ``logits`` and ``probabilities`` are not kept: reading them raises
-``LongTraceError`` saying what to use instead (``is_long`` tells the two apart; ``top_next`` works on both).
+full computation. Its ``attentions``, ``scores``, ``head_outputs``, ``logits`` and ``probabilities`` are not kept:
+reading them raises ``LongTraceError`` saying what to use instead (``is_long`` tells the two apart; ``top_next``
+works on both).
 """
 
 from __future__ import annotations
@@ -233,8 +234,8 @@ class Trace:
     def kept_bytes(self) -> int:
         """The bytes this trace holds in arrays (maps or overview, q, k, v, head outputs, logits or top tokens,
         masks counted once each): what the status reports."""
-        arrays = [self.ids, self.q, self.k, self.v, self.head_outputs]
-        arrays += [a for a in (self.attentions, self.logits) if isinstance(a, np.ndarray)]
+        arrays = [a for a in (self.ids, self.q, self.k, self.v, self.head_outputs, self.attentions, self.logits)
+                  if isinstance(a, np.ndarray)]
         arrays += list(self.top_kept or ())
         seen = {id(m): m for m in self.masks if m is not None}
         total = sum(int(a.nbytes) for a in arrays) + sum(int(m.nbytes) for m in seen.values())

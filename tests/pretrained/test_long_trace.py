@@ -129,7 +129,7 @@ def test_the_overview_is_the_block_max_and_mean_of_the_exact_maps(long_trace, ea
 def test_what_a_long_trace_does_not_keep_is_refused_naming_what_to_use(long_trace, eager):
     _, trace, _ = long_trace
     for read in (lambda: trace.attentions[0, 0], lambda: np.asarray(trace.attentions), lambda: trace.scores,
-                 lambda: trace.probabilities, lambda: np.asarray(trace.logits)):
+                 lambda: trace.probabilities, lambda: np.asarray(trace.logits), lambda: trace.head_outputs[0]):
         with pytest.raises(LongTraceError, match="4,096 tokens long"):
             read()
     with pytest.raises(LongTraceError, match="head_map"):
