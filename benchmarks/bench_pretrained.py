@@ -133,7 +133,7 @@ def full_forward_scan(model: Any, text: str, seq_len: int | None = None, seed: i
             for h in range(model.spec.n_heads):
                 logits = model.forward(probe.ids, ablate={(li, h): "zero"}, logit_positions=probe.positions).logits
                 assert isinstance(logits, torch.Tensor)
-                change[li, h] = probe._loss(logits) - probe.loss
+                change[li, h] = probe.loss_of(logits) - probe.loss
         out.append(change)
     return tuple(out)
 

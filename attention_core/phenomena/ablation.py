@@ -137,9 +137,9 @@ class _Probe:
                          if mean else None)  # (layers, heads, d_head)
         self.count = self.ids.shape[0] * n
         assert out.logits is not None
-        self.loss = self._loss(out.logits)
+        self.loss = self.loss_of(out.logits)
 
-    def _loss(self, logits: torch.Tensor) -> float:
+    def loss_of(self, logits: torch.Tensor) -> float:
         logp = torch.log_softmax(logits, dim=-1)
         return float(-logp.gather(-1, self.targets[..., None]).mean())
 
@@ -149,7 +149,7 @@ class _Probe:
         out = self.model.forward(self.ids, ablate={**self.base, **ablate}, start_layer=start,
                                  resid=self.resid[start], logit_positions=self.positions)
         assert out.logits is not None
-        return self._loss(out.logits)
+        return self.loss_of(out.logits)
 
 
     def layer_changes(self, layer: int, plan: dict[int, Any]) -> dict[int, float]:
@@ -168,7 +168,7 @@ class _Probe:
         out = self.model.forward(self.ids.repeat(n, 1), ablate=ablate, start_layer=layer,
                                  resid=self.resid[layer].repeat(n, 1, 1), logit_positions=self.positions)
         assert out.logits is not None
-        return {h: self._loss(out.logits[i * b:(i + 1) * b]) - self.loss for i, h in enumerate(heads)}
+        return {h: self.loss_of(out.logits[i * b:(i + 1) * b]) - self.loss for i, h in enumerate(heads)}
 
 
 def _heads(model: PretrainedModel, heads: Sequence[tuple[int, int]], what: str) -> list[tuple[int, int]]:

@@ -19,7 +19,8 @@ from .cache_policy import CACHE_POLICIES
 from .errors import PretrainedError
 from .generate import Decoder, Generation, GenerationStep
 from .model import PretrainedModel, load_pretrained, token_losses
-from .trace import LongTraceError, ModelInfo, Trace
+from .trace import LONG_TRACE_TOKENS, LongTraceError, ModelInfo, NotKept, Overview, Trace
 
 __all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses", "Decoder",
-           "Generation", "GenerationStep", "CACHE_POLICIES", "LongTraceError"]
+           "Generation", "GenerationStep", "CACHE_POLICIES", "LongTraceError", "LONG_TRACE_TOKENS", "NotKept",
+           "Overview"]

@@ -11,6 +11,9 @@ dropping any other). Each is a rule on positions: query position q may see key p
 
 Because the rule depends only on positions, a prompt run in one pass under the rule's mask leaves the same cache as
 the same tokens fed one at a time with eviction, which is what makes a whole-sequence reference possible.
+
+``KVCache`` is the cache itself: what a policy keeps, layer by layer, and what ``ForwardPass.run(cache=...)`` reads and
+appends to.
 """
 
 from __future__ import annotations
@@ -101,3 +104,33 @@ def kl_divergence(p_logits: torch.Tensor, q_logits: torch.Tensor) -> float:
     logq = torch.log_softmax(q_logits.double(), dim=-1)
     value = float((logp.exp() * (logp - logq)).sum())
     return max(value, 0.0) if math.isfinite(value) else math.inf
+
+
+@dataclass
+class KVCache:
+    """Per layer the keys (after rotation), the values, both (B, kv heads, S, d_head) in the model's dtype, and the
+    positions they were computed at (S,) long; None for a layer not run yet. ``ForwardPass.run(cache=...)`` appends
+    the new tokens' keys and values; between runs a caller may keep a subset (``keep``). Tensors are never written
+    in place (a run makes new ones), so a shallow ``copy`` is a snapshot to go back to."""
+
+    keys: list[torch.Tensor | None]
+    values: list[torch.Tensor | None]
+    positions: list[torch.Tensor | None]
+
+    @classmethod
+    def empty(cls, layers: int) -> KVCache:
+        return cls([None] * layers, [None] * layers, [None] * layers)
+
+    def copy(self) -> KVCache:
+        return KVCache(list(self.keys), list(self.values), list(self.positions))
+
+    def length(self, layer: int = 0) -> int:
+        pos = self.positions[layer]
+        return 0 if pos is None else int(pos.shape[0])
+
+    def keep(self, layer: int, index: torch.Tensor) -> None:
+        """Keep only the cached entries ``index`` (indices into the cached order, or a bool mask) of one layer."""
+        k, v, pos = self.keys[layer], self.values[layer], self.positions[layer]
+        if k is None or v is None or pos is None:
+            return
+        self.keys[layer], self.values[layer], self.positions[layer] = k[:, :, index], v[:, :, index], pos[index]

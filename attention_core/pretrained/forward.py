@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .cache_policy import KVCache
 from .config import ArchSpec
 from .layers import (
     Linear,
@@ -106,36 +107,6 @@ class ForwardOutput:
 
     logits: torch.Tensor | None
     records: dict[str, list[torch.Tensor]] = field(default_factory=dict)
-
-
-@dataclass
-class KVCache:
-    """Per layer the keys (after rotation), the values, both (B, kv heads, S, d_head) in the model's dtype, and the
-    positions they were computed at (S,) long; None for a layer not run yet. ``ForwardPass.run(cache=...)`` appends
-    the new tokens' keys and values; between runs a caller may keep a subset (``keep``). Tensors are never written
-    in place (a run makes new ones), so a shallow ``copy`` is a snapshot to go back to."""
-
-    keys: list[torch.Tensor | None]
-    values: list[torch.Tensor | None]
-    positions: list[torch.Tensor | None]
-
-    @classmethod
-    def empty(cls, layers: int) -> KVCache:
-        return cls([None] * layers, [None] * layers, [None] * layers)
-
-    def copy(self) -> KVCache:
-        return KVCache(list(self.keys), list(self.values), list(self.positions))
-
-    def length(self, layer: int = 0) -> int:
-        pos = self.positions[layer]
-        return 0 if pos is None else int(pos.shape[0])
-
-    def keep(self, layer: int, index: torch.Tensor) -> None:
-        """Keep only the cached entries ``index`` (indices into the cached order, or a bool mask) of one layer."""
-        k, v, pos = self.keys[layer], self.values[layer], self.positions[layer]
-        if k is None or v is None or pos is None:
-            return
-        self.keys[layer], self.values[layer], self.positions[layer] = k[:, :, index], v[:, :, index], pos[index]
 
 
 Ablation = Mapping[tuple[int, int], Any]

@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .cache_policy import CachePolicy, kl_divergence, kv_bytes
-from .forward import KVCache
+from .cache_policy import CachePolicy, KVCache, kl_divergence, kv_bytes
 from .sampling import Sampling, top_list
 
 PretrainedModel = Any

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.learn.model.files import find_lesson
 from app.learn.qt.dock import CENTRAL_ROOM, REDOCK_SLACK
-from app.playground.qt.pipeline import numbers_fit
+from app.playground.qt.step_arrows import numbers_fit
 
 
 def test_a_narrowed_window_floats_the_dock_instead_of_squeezing_the_maps(window, qtbot):

@@ -132,7 +132,7 @@ def test_the_shared_range_choice_is_remembered(window, qtbot, tmp_path):
 def test_too_small_notes_follow_the_colour_bars_coming_and_going(window, qtbot):
     """Switching the shared range gives ① and ② their colour bars back (narrower cells): the "too small for
     numbers" notes must describe the cells as they are drawn afterwards, not as they were."""
-    from app.playground.qt.pipeline import SMALL_NOTE, numbers_fit
+    from app.playground.qt.step_arrows import SMALL_NOTE, numbers_fit
 
     m = window.playground
     m.set_mode("projection", "cross")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
-from app.playground.qt.pipeline import best_columns
+from app.playground.qt.step_arrows import best_columns
 from attention_core.presets import get_preset, random_preset
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
-from app.playground.qt.pipeline import MAP_MIN, SMALL_NOTE, STEPS, numbers_fit
+from app.playground.qt.pipeline import STEPS
+from app.playground.qt.step_arrows import MAP_MIN, SMALL_NOTE, numbers_fit
 
 
 def resize(window, qtbot, w: int, h: int) -> None:  # type: ignore[no-untyped-def]

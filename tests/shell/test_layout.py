@@ -8,7 +8,8 @@ from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 
-from app.playground.qt.pipeline import SMALL_NOTE, STEPS, best_columns, numbers_fit
+from app.playground.qt.pipeline import STEPS
+from app.playground.qt.step_arrows import SMALL_NOTE, best_columns, numbers_fit
 
 TIMEOUT_MS = 60_000
 
