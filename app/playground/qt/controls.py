@@ -82,7 +82,7 @@ class ControlsPanel(QWidget):
         self.mask_combo = QComboBox()
         for mode, text in (("none", "none"), ("causal", "causal (no looking ahead)"),
                            ("padding", "padding (per-key toggles)"), ("custom", "custom (click cells)"),
-                           ("sliding", "sliding window (W, sinks S)")):
+                           ("sliding", "sliding window")):  # its W and S below it
             self.mask_combo.addItem(text, mode)
         self.mask_combo.currentIndexChanged.connect(lambda _i: self._on_mask_chosen())
         ml.addWidget(self.mask_combo)
@@ -105,6 +105,8 @@ class ControlsPanel(QWidget):
         fl = QFormLayout(form_box)
         self.heads_spin = QSpinBox()
         self.heads_spin.setRange(1, MAX_DIM)
+        hint = self.heads_spin.minimumSizeHint().width()  # one digit less of spare room (see inputs_panel's dims)
+        self.heads_spin.setMinimumWidth(hint - self.heads_spin.fontMetrics().horizontalAdvance("0"))
         self.heads_spin.setToolTip("Split d_k and d_v into this many heads (must divide both)")
         self.heads_spin.setKeyboardTracking(False)
         self.heads_spin.valueChanged.connect(self._on_heads_chosen)

@@ -65,6 +65,10 @@ class InputsPanel(QWidget):
             spin.setKeyboardTracking(False)
             spin.setToolTip(DIM_TIPS[dim])
             spin.setMaximumWidth(70)
+            # Qt sizes a spin box for its widest value with room to spare: a third digit (MAX_DIM 128) widened the
+            # column by 16 px and pushed a 1280 px window with the Learn dock off the screen. One digit less of
+            # room still shows 128 whole (41 px of field for 23 px of text).
+            spin.setMinimumWidth(spin.minimumSizeHint().width() - spin.fontMetrics().horizontalAdvance("0"))
             spin.valueChanged.connect(lambda v, d=dim: self._on_dim(d, v))
             lab = QLabel(dim)
             lab.setBuddy(spin)

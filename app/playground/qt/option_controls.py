@@ -97,9 +97,9 @@ class PositionOptions(QGroupBox):
         form.addRow(row)
         self.rotary_error = error_label()
         form.addRow(self.rotary_error)
-        self.alibi_check = QCheckBox("ALiBi bias (−slope × distance)")
-        self.alibi_check.setToolTip("Add a bias that falls with the distance from query to key (BLOOM, MPT), "
-                                    "between scaling and the mask")
+        self.alibi_check = QCheckBox("ALiBi bias")  # short: a longer label widened the column past a 1280 px screen
+        self.alibi_check.setToolTip("Add −slope × distance, a bias that falls with the distance from query to key "
+                                    "(BLOOM, MPT), between scaling and the mask")
         self.alibi_check.toggled.connect(self._on_alibi)
         form.addRow(self.alibi_check)
         self.alibi_error = error_label()
