@@ -65,13 +65,16 @@ def shared_window(qapp, tmp_path_factory):
 @pytest.mark.parametrize("answers", ["right", "wrong"])
 def test_run_every_bundled_lesson(answers, capsys, shared_window):
     from app.learn.model.files import load_lesson
+    from app.learn.model.model_tab import uses_model
 
     runs = {}
     for path in LESSONS:
         data = json.loads(path.read_text())
         if path == LESSONS[0]:  # through main(), by id: its own offscreen window
             assert main(["lessons", "--run", data["id"], "--answers", answers]) == 0
-        elif path == LESSONS[-1]:  # through main(), by file
+        elif path == LESSONS[-1] or uses_model(load_lesson(path)):  # through main(), by file: its own window
+            # (a lesson over the Model tab leaves its model open and detected: in the shared window the next walk
+            # of it would find its first goals met when their steps open)
             assert main(["lessons", "--run", str(path), "--answers", answers]) == 0
         else:  # the same walk and printing main() does, in one shared window
             if data["id"] == "reversal":  # trains twice: a smaller run (the Training tab's settings) keeps it short
