@@ -178,6 +178,7 @@ class TilesView(RedrawWhenShown, QWidget):
             w.setEnabled(not withheld)
         if withheld:
             self.frame = None
+            self.position.setText("")  # no tile is shown: a kept "tile 1 of 4" would describe a hidden record
             self.info.setText(f"<b>{withheld}.</b>")
             return
         self.flash = tm.flash_of(self.model)

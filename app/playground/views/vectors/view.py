@@ -37,6 +37,9 @@ HIT_PX = 14.0
 EXPORT_FORMATS = ("png", "svg", "pdf")
 
 
+
+HOVER_HINT = "Hover an arrow head for q·k, |q|, |k|, the angle and the weight; click a query to select it."
+
 class DragBox(pg.ViewBox):
     """A ViewBox that offers each drag to ``drag_handler`` first (an arrow head), and pans otherwise."""
 
@@ -93,6 +96,7 @@ class VectorView(RedrawWhenShown, QWidget):
         self.hover_label.setWordWrap(True)
         self.hover_label.setTextFormat(Qt.TextFormat.RichText)
         self.hover_label.setMinimumHeight(40)
+        self.hover_label.setText(HOVER_HINT)  # from the start: a view built later must read as one hovered and left
         outer.addWidget(self.hover_label)
         self.export_button = attach_export_button(self.plot, self._fill_export_menu,
                                                   "Export this picture (PNG, SVG or PDF)…")
@@ -143,9 +147,7 @@ class VectorView(RedrawWhenShown, QWidget):
         self.request_redraw()
 
     def _on_hovered(self) -> None:
-        self.hover_label.setText(self.space.hover_html or
-                                 "Hover an arrow head for q·k, |q|, |k|, the angle and the weight; click a query "
-                                 "to select it.")
+        self.hover_label.setText(self.space.hover_html or HOVER_HINT)
         self.request_redraw()
 
     def _on_options(self) -> None:
