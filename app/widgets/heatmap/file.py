@@ -53,7 +53,8 @@ def write_heatmap_image(target: Path, values: np.ndarray, row_labels: Sequence[s
         longest = max((len(str(s)) for s in [*row_labels, *col_labels]), default=4)
         rows, cols = values.shape
         width, height = export_size(rows, cols, max_label=longest)
-        width = max(width, title_width(title, context) + 60)  # never clip the title
+        # never clip the title: it is centred over the map's column alone, so the colour bar's ~110 px are not its room
+        width = max(width, title_width(title, context) + 170)
         widget.resize(width, height + (18 if "<br>" in shown else 0))
         widget.set_data(values, list(row_labels), list(col_labels), blocked=blocked, kind=kind, title=shown,
                         row_title=row_title or "query", col_title=col_title or "key", levels=levels)
