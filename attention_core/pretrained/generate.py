@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +21,7 @@ import numpy as np
 import torch
 
 from .cache_policy import CachePolicy, KVCache, kl_divergence, kv_bytes
+from .layers import cpu_threads
 from .sampling import Sampling, top_list
 
 PretrainedModel = Any
@@ -308,7 +307,7 @@ class Decoder:
                                        None if self._full is None else self._copy(self._full.cache)),
                          self._rng.get_state())
         start = time.perf_counter()
-        with _cpu_threads(model.threads if model.device.type == "cpu" else None):
+        with cpu_threads(model.threads if model.device.type == "cpu" else None):
             logits, weights, kept, evicted = self._lane.step(ids, record=True)
             logits = logits.float().cpu()
             new_id, drawn = self.sampling.pick(logits, self._rng)
@@ -348,20 +347,6 @@ class Decoder:
             if not self.done:
                 self.stopped = "max_new_tokens"
         return self.generation
-
-
-@contextmanager
-def _cpu_threads(n: int | None) -> Iterator[None]:
-    """As ``model.cpu_threads`` (that module imports this one: not imported back, the siblings stay acyclic)."""
-    old = torch.get_num_threads()
-    if n is None or n == old:
-        yield
-        return
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def generate(model: PretrainedModel, prompt: Any, *, max_new_tokens: Any = 20, temperature: Any = 0.0,

@@ -8,6 +8,8 @@ dtype matches): no ``nn.Module``, no parameter copies, no autograd. A GPT-2 ``Co
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -190,3 +192,16 @@ def overview_attention(q: torch.Tensor, kf: torch.Tensor, vv: torch.Tensor, scal
     rec["best_weight"].append(best_w)
     return heads
 
+
+@contextmanager
+def cpu_threads(n: int | None) -> Iterator[None]:
+    """Run the block with ``n`` torch intra-op threads (None: as they are), then restore the previous number."""
+    old = torch.get_num_threads()
+    if n is None or n == old:
+        yield
+        return
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)

@@ -10,8 +10,7 @@ float32, see ``forward``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,7 @@ import torch
 from .config import ArchSpec, parse_config
 from .errors import PretrainedError
 from .forward import Ablation, ForwardOutput, ForwardPass, ModelWeights
-from .layers import overview_block
+from .layers import cpu_threads, overview_block
 from .tokenizer import HFTokenizer, OwnVocab
 from .trace import LONG_TRACE_TOKENS, TOP_KEPT, ModelInfo, NotKept, Overview, Trace
 
@@ -225,20 +224,6 @@ class PretrainedModel:
 
         return Decoder(self, prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, cache=cache,
                        window=window, sinks=sinks, stop_at_eos=stop_at_eos)
-
-
-@contextmanager
-def cpu_threads(n: int | None) -> Iterator[None]:
-    """Run the block with ``n`` torch intra-op threads (None: as they are), then restore the previous number."""
-    old = torch.get_num_threads()
-    if n is None or n == old:
-        yield
-        return
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def token_losses(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
