@@ -24,6 +24,7 @@ w = create_main_window(settings=settings)
 w.show()
 from app.playground.views.registry import VIEWS
 heavy = ["torch", "PIL", "imageio_ffmpeg", "pyqtgraph.opengl", "superqt", "app.learn.qt.dock", "app.learn.model.engine",
+         "app.playground.qt.rotary_step", "app.playground.qt.rotary_plot", "app.playground.model.rotary",
          "numpy.random",
          "app.training.qt.host", "app.experiments.qt.host", "app.lab.qt.host", "app.model_tab.qt.host",
          *(view.module for view in VIEWS)]  # every view behind Steps, a new one too

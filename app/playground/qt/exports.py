@@ -29,12 +29,13 @@ def install_playground_exports(pipeline: Any, model: PlaygroundModel) -> None:
     """Give each map of ``pipeline`` (a ``PipelineView``: the five steps, and the optional steps' maps and the
     rotate step's whenever they are built) its export title ("Scores Q·Kᵀ × 1 (unscaled)" when nothing was
     scaled; "Q rotated (rotary positions)"), its colour bar's unit and the Playground's context, which names every
-    option on."""
-    from app.playground.qt.rotary_step import EXPORT_TITLES
-
+    option on. The rotate step's titles are read at export time: its module is imported when rotary is first on,
+    never by the first frame."""
     concealment = Concealment.of(model)
 
     def extras(name: str, hm: Any) -> dict[str, Any]:
+        from app.playground.qt.rotary_step import EXPORT_TITLES
+
         if concealment.hides(name):  # a lesson's question covers this map: refused, with why
             raise ValueError(concealment.withheld_message(name))
         levels = model.colours.levels

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
@@ -20,18 +20,25 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLay
 from app.playground.model.colour_range import SHARED_STEPS
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.shown import STEP_VIEWS
-from app.playground.qt.rotary_step import NARROW_W, RotaryStep, mark
-from app.playground.qt.step_arrows import MAP_MIN, SMALL_NOTE, FlowArrow, best_columns, natural_height, numbers_fit
+from app.playground.qt.step_arrows import (
+    MAP_MIN,
+    OPTIONAL_MAPS,
+    SMALL_NOTE,
+    FlowArrow,
+    best_columns,
+    natural_height,
+    numbers_fit,
+    optional_title,
+)
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
 from attention_core import STEP_NAMES, STEP_TITLES
 
+if TYPE_CHECKING:  # the rotate step is imported when rotary is first on: the first frame never shows it
+    from app.playground.qt.rotary_step import RotaryStep
+
 STEPS = STEP_VIEWS
 TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
-OPTIONAL_MAPS = {"biased": (("ⓑ", "⊕"), "Biased = scaled + bias", "② ⟶ <b>+ bias</b>"),
-                 "capped": (("ⓒ", "∿"), "Capped = c·tanh(x / c)", "⟶ <b>c·tanh(x / c)</b>")}
-"""The optional step maps of the grid: their mark (and its stand-in where the font lacks circled letters), the
-title when the library has none, and the arrow's words when the model gives none."""
 READING_ORDER = ("scores", "scaled", "biased", "capped", "masked", "weights", "output")
 STRIP_SHARE = 3
 """The open rotate step takes a third of the view's height (at least its minimum, at most ``STRIP_MAX_H``)."""
@@ -39,11 +46,6 @@ STRIP_MAX_H = 300
 def shown_steps(steps: object) -> tuple[str, ...]:
     """The grid's maps for ``steps`` in reading order: the five, and each optional one that is on."""
     return tuple(n for n in READING_ORDER if n in STEPS or getattr(steps, n, None) is not None)
-
-
-def optional_title(name: str) -> str:
-    marks, fallback, _ = OPTIONAL_MAPS[name]
-    return f"{mark(*marks)} {STEP_TITLES.get(name, fallback)}"
 
 
 class PipelineView(RedrawWhenShown, QWidget):
@@ -179,6 +181,8 @@ class PipelineView(RedrawWhenShown, QWidget):
     def _show_rotary(self, on: bool) -> None:
         """The rotate step above the maps while rotary is on (built the first time), hidden while it is off."""
         if on and self.rotary is None:
+            from app.playground.qt.rotary_step import RotaryStep
+
             self.rotary = RotaryStep(self.model)
             self.rotary.cellHovered.connect(self.cellHovered)
             self.rotary.cellClicked.connect(self.cellClicked)
@@ -212,7 +216,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         folded = self.rotary_folded
         if folded is None:  # automatic: open only where it fits above readable maps
             folded = rot.open_height(width, share) + self.outer.spacing() + maps_h > view_h
-        rot.arrange(width < NARROW_W)
+        rot.arrange(width)
         if rot.collapsed != folded:
             rot.set_collapsed(folded)
         strip = rot.header_height(width) if folded else rot.open_height(width, share)

@@ -20,19 +20,8 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QToolButton, QVB
 from app.playground.model.playground import PlaygroundModel
 from app.playground.model.rotary import RotaryPicture, plotted_pair, rotary_data
 from app.playground.qt.rotary_plot import RotaryPlot
+from app.playground.qt.step_arrows import mark
 from app.widgets.heatmap.view import HeatmapWidget
-
-
-def mark(preferred: str, fallback: str) -> str:
-    """``preferred`` (a circled letter, as ①–⑤ number the steps) where the application's font can draw it, else
-    ``fallback``: DejaVu, the only font of many Linux desktops, has ①–⑤ but no circled letters (a box was drawn)."""
-    from PySide6.QtGui import QFontMetrics, QGuiApplication
-
-    app = QGuiApplication.instance()
-    if not isinstance(app, QGuiApplication):
-        return preferred
-    return preferred if QFontMetrics(app.font()).inFontUcs4(ord(preferred)) else fallback
-
 
 ROTATE_MARK = ("ⓡ", "↻")
 """The rotate step's mark, and what stands in for it where the font has no circled letters (``mark``)."""
@@ -118,7 +107,7 @@ class RotaryStep(QWidget):
         self.plot_key.setWordWrap(True)
         self.plot_key.setTextFormat(Qt.TextFormat.RichText)
         column.addWidget(self.plot_key)
-        self.arrange(False)
+        self.arrange(NARROW_W)
         self.set_collapsed(False)
         for hm in self.maps.values():  # the cells get the room (their numbers, or a hover, read them)
             hm.set_colorbar_shown(False)
@@ -126,8 +115,10 @@ class RotaryStep(QWidget):
         model.events.explanation.connect(self._on_explanation)
         model.events.pinned.connect(self._on_pinned)
 
-    def arrange(self, narrow: bool) -> None:
-        """The maps in one row with the plot beside them (``narrow`` False), or the plot under them."""
+    def arrange(self, width: int) -> None:
+        """The maps in one row with the plot beside them at ``width`` of ``NARROW_W`` and more, else the plot under
+        them."""
+        narrow = width < NARROW_W
         if narrow == self.narrow:
             return
         self.narrow = narrow

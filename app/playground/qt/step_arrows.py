@@ -7,7 +7,8 @@ maps (one row, a 3 + 2 grid, a column). The words come from the model (``Playgro
 ``app.playground.model.texts.STEP_OPERATIONS``, which the exported pipeline figure uses too); this only shows them.
 
 And the sizes the maps are laid out by: each map's minimum, how many maps to a row (``best_columns``), whether a
-map's cells hold its numbers (``numbers_fit``) and a label's height at its width (``natural_height``).
+map's cells hold its numbers (``numbers_fit``) and a label's height at its width (``natural_height``); the
+optional steps' marks, titles and arrows (``OPTIONAL_MAPS``, ``optional_title``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.playground.model.shown import STEP_VIEWS
 from app.widgets.heatmap.view import HeatmapWidget
+from attention_core import STEP_TITLES
 
 MAP_MIN = (150, 130)
 """Each step map's minimum size (w, h): small enough that the Playground fits a 1000 px window, large enough for
@@ -29,6 +31,28 @@ MAP_CHROME_W = 100
 COLUMN_CHOICES = (5, 3, 2)
 """How many maps per row the reflow may pick (5: one row; 3: the 3 + 2 grid; 2: 2 + 2 + 1)."""
 
+
+
+def mark(preferred: str, fallback: str) -> str:
+    """``preferred`` (a circled letter, as ①–⑤ number the steps) where the application's font can draw it, else
+    ``fallback``: DejaVu, the only font of many Linux desktops, has ①–⑤ but no circled letters (a box was drawn)."""
+    from PySide6.QtGui import QFontMetrics, QGuiApplication
+
+    app = QGuiApplication.instance()
+    if not isinstance(app, QGuiApplication):
+        return preferred
+    return preferred if QFontMetrics(app.font()).inFontUcs4(ord(preferred)) else fallback
+
+
+OPTIONAL_MAPS = {"biased": (("ⓑ", "⊕"), "Biased = scaled + bias", "② ⟶ <b>+ bias</b>"),
+                 "capped": (("ⓒ", "∿"), "Capped = c·tanh(x / c)", "⟶ <b>c·tanh(x / c)</b>")}
+"""The optional step maps of the grid: their mark (and its stand-in where the font lacks circled letters), the
+title when the library has none, and the arrow's words when the model gives none."""
+
+
+def optional_title(name: str) -> str:
+    marks, fallback, _ = OPTIONAL_MAPS[name]
+    return f"{mark(*marks)} {STEP_TITLES.get(name, fallback)}"
 
 
 def column_choices(count: int) -> tuple[int, ...]:
