@@ -1,6 +1,7 @@
 """Every budget of the project in one table: measured now, printed, and written into docs/benchmarks.md.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/run_all.py [--test-minutes M] [--skip edits launch ...]
+                                                                     [--models [--model-lengths 128 1024]]
                                                                      [--no-write] [--slack 0.25]
 
 Rows, each with its target, its ratio to a baseline measured in the same run where there is one (the baseline's own
@@ -26,6 +27,10 @@ when it was measured, the date, and which of its budgets hold:
 - **./test.sh**: minutes, from ``--test-minutes`` (time ``./test.sh`` yourself: ``/usr/bin/time -f %e ./test.sh``);
   without the flag, the figure already in docs/benchmarks.md's table is carried over with its own date and load.
   It is not measured here: the whole suite takes the machine for many minutes, and run_all is no part of ./test.sh.
+- **real models** (``model_rows.py``, with ``--models``; else carried from the last table): our trace against
+  transformers' eager attention per shape and length (ratio ≤ 1.0), the ablation scan against the scan from the
+  embeddings (≥ 1.8 ×), a 4,096-token trace's peak memory (≤ 1.5 × the weights + 1 GiB), and the window with a
+  4,096-token text (the longest event-loop stall, the head map's scroll and zoom: < 100 ms each).
 
 The table goes to stdout and into docs/benchmarks.md between ``<!-- budgets:start -->`` and ``<!-- budgets:end -->``
 (``--no-write``: stdout only), followed on stdout by which budgets hold and which are missed. With ``--skip``, the
@@ -45,13 +50,15 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from budget_rows import HEADER, Row, budgets, load_now, over, today  # noqa: E402
+from model_rows import MODEL_SECTIONS, carried_model_rows, model_rows  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- budgets:start -->", "<!-- budgets:end -->"
@@ -64,64 +71,7 @@ SELF_TEST_TARGET_S = 3.0
 TEST_TARGET_MIN = 10.0  # ./test.sh on a fresh clone of this machine kind, after set-up
 """./test.sh on the 2-core machine (ruff, mypy, lint-imports and the whole suite). CI allows a run 90 minutes."""
 SLACK = 0.25
-SECTIONS = ("edits", "launch", "bundle", "wheel", "self-test", "responsiveness", "test")
-HEADER = ("figure", "value", "target", "ratio to baseline", "load", "date", "status")
-
-
-@dataclass
-class Row:
-    """One line of the table. ``over``: by how much the figure misses its budget (0.0 when met; a fraction of the
-    target: 0.3 is 30 % over), None when nothing was measured. ``checks``: a row with several budgets (a time and
-    a ratio) names each with its own ``over``, so the status says which hold; ``over`` is then the largest."""
-
-    figure: str
-    value: str
-    target: str
-    ratio: str = "—"
-    load: str = "—"
-    date: str = ""
-    over: float | None = 0.0
-    checks: tuple[tuple[str, float], ...] = ()
-    kept_status: str = ""  # a row carried from the last table (its section skipped) keeps the status it had
-
-    @property
-    def status(self) -> str:
-        if self.kept_status:
-            return self.kept_status
-        if self.over is None:
-            return "—"
-        if self.over <= 0.0:
-            return "OK"
-        if not self.checks:
-            return f"missed by {self.over:.0%}"
-        missed = [f"{name} by {miss:.0%}" for name, miss in self.checks if miss > 0.0]
-        held = [name for name, miss in self.checks if miss <= 0.0]
-        return "missed: " + ", ".join(missed) + (f"; held: {', '.join(held)}" if held else "")
-
-    def __post_init__(self) -> None:
-        if self.checks:
-            self.over = max(miss for _name, miss in self.checks)
-
-    def cells(self) -> tuple[str, ...]:
-        return (self.figure, self.value, self.target, self.ratio, self.load, self.date, self.status)
-
-
-def today() -> str:
-    return dt.date.today().isoformat()
-
-
-def load_now() -> str:
-    return f"{os.getloadavg()[0]:.2f}"
-
-
-def over(value: float, target: float) -> float:
-    """How far ``value`` is past ``target`` (an upper bound), as a fraction of it; 0.0 when within."""
-    return max(0.0, value / target - 1.0)
-
-
-def budgets(**misses: float) -> tuple[tuple[str, float], ...]:
-    """A row's ``checks`` from its budgets' misses, by name (``median=over(...), ratio=over(...)``)."""
-    return tuple(misses.items())
+SECTIONS = ("edits", "launch", "bundle", "wheel", "self-test", "responsiveness", "test", *MODEL_SECTIONS)
 
 
 # ---------------------------------------------------------------- measuring
@@ -345,6 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--launch-runs", type=int, default=5)
     ap.add_argument("--self-test-runs", type=int, default=3)
     ap.add_argument("--responsiveness-runs", type=int, default=5)
+    ap.add_argument("--models", action="store_true",
+                    help="measure the real-model rows too (15-25 min: model_rows.py); else they are carried over")
+    ap.add_argument("--model-lengths", nargs="+", type=int, default=[128], help="with --models: trace lengths")
+    ap.add_argument("--model-rounds", type=int, default=3, help="with --models: alternating calls of each")
+    ap.add_argument("--model-dir", type=Path, default=None, help="with --models: build (or reuse) the models here")
     ap.add_argument("--slack", type=float, default=SLACK, help="exit 1 when a budget is missed by more than this")
     ap.add_argument("--doc", type=Path, default=DOC)
     ap.add_argument("--no-write", action="store_true", help="print the table only")
@@ -366,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
         rows += responsiveness_rows(args.responsiveness_runs)
     if "test" not in args.skip:
         rows += test_rows(args.test_minutes, previous)
+    if args.models:
+        rows += model_rows([s for s in MODEL_SECTIONS if s not in args.skip], args.model_lengths, args.model_rounds,
+                           args.model_dir)
+    else:
+        rows += carried_model_rows(previous)
     if args.skip:
         rows = carried(rows, previous)
     table = render_table(rows)

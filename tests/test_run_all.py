@@ -163,3 +163,31 @@ def test_a_run_that_skips_sections_keeps_their_rows_from_the_last_table(tmp_path
     assert (rows[1].value, rows[1].date, rows[1].status) == ("580 MiB", "2026-11-27", "OK")
     assert previous["launch → window shown"].status == "missed: time by 32%, ratio by 35%"  # read back as it stood
     assert ra.verdict(rows).splitlines()[0] == "budgets held: 1 of 1 rows"  # what was measured now is judged
+
+
+def test_the_real_model_rows_judge_their_figures_and_are_carried_without_models():
+    ra = load_run_all()
+    import model_rows as mr
+
+    row = mr.side_by_side_row({"shape": "qwen2-0.5b", "tokens": 128, "ours_s": 3.07, "transformers_s": 2.87,
+                               "ratio": 3.07 / 2.87}, "1.20")
+    assert row.figure == "trace vs transformers eager, qwen2-0.5b, 128 tokens" and row.status == "missed by 7%"
+    assert mr.side_by_side_row({"shape": "gpt2-small", "tokens": 1024, "ours_s": 2.0, "transformers_s": 2.2,
+                                "ratio": 2.0 / 2.2}, "1.0").status == "OK"
+    scan = mr.scan_row({"reuse_s": 63.4, "full_s": 112.8, "speedup": 112.8 / 63.4}, "2.0")
+    assert scan.status == "missed by 1%" and scan.ratio.startswith("1.78 ×")  # 1.78 × against 1.8 ×
+    assert mr.scan_row({"reuse_s": 50.0, "full_s": 100.0, "speedup": 2.0}, "2.0").status == "OK"
+    long = mr.long_trace_row({"tokens": 4096, "peak_increase_mib": 3372.0, "budget_mib": 3851.0, "trace_s": 152.0,
+                              "kept_mib": 501.0, "load": [1.5, 1.2, 1.0]})
+    assert long.status == "OK" and long.load == "1.50" and "3,372 MiB" in long.value
+
+    printed = ("trace in the window 56.6 s; longest event-loop stall meanwhile 505 ms\n"
+               "head map scrolled / zoomed 12 times: median 40 ms, max 69 ms per step (target < 100 ms)\n"
+               "load average before (1.4, 1.2, 1.1), after (1.8, 1.5, 1.2)\n")
+    stall, scroll = mr.long_gui_rows(printed)
+    assert (stall.value, stall.status, stall.load) == ("505 ms", "missed by 405%", "1.4")
+    assert scroll.status == "OK" and scroll.value == "median 40 ms, max 69 ms"
+    assert [r.over for r in mr.long_gui_rows("")] == [None, None]  # a line the script no longer prints: not judged
+
+    previous = ra.parse_table(f"{ra.START}\n{ra.render_table([row, scan, long, ra.Row('x', '1', '2')])}\n{ra.END}")
+    assert [r.figure for r in mr.carried_model_rows(previous)] == [row.figure, scan.figure, long.figure]
