@@ -143,3 +143,42 @@ def test_the_flow_joins_blocks_of_positions(traced):
     want = full.attentions[s.selected[0]].reshape(2, 128, 32, 128, 32).sum(axis=4).mean(axis=2)
     np.testing.assert_allclose(w, want, atol=1e-5)
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, atol=1e-4)  # a query block's weights still sum to one
+
+
+def test_the_tab_takes_the_long_trace_measuring_each_distinct_token_once_and_colouring_the_mosaic_once(
+        traced, qtbot, monkeypatch):
+    """What runs on the GUI thread when a 4,096-token trace arrives (505 ms once, the longest stall): the token
+    strip measured all 4,096 tokens twice and pyqtgraph coloured the mosaic's 7.5-million-pixel float tile through
+    its NaN path. Counted here: one measurement per distinct token, no pyqtgraph colouring, the mosaic's colours
+    those of the trace's pooled maps."""
+    from pyqtgraph import functions_qimage
+    from PySide6.QtGui import QFontMetricsF
+
+    import app.model_tab.qt.tokens as tokens_module
+    from app.model_tab.qt.tab import ModelTab
+    from app.widgets.grid.mosaic import colour_table, mosaic_colours
+
+    s, _full = traced
+    measured: list[str] = []
+    coloured: list[object] = []
+
+    class Counting(QFontMetricsF):
+        def horizontalAdvance(self, *args):  # noqa: N802 (Qt API)
+            measured.append(str(args[0]))
+            return super().horizontalAdvance(*args)
+
+    real = functions_qimage._rescale_and_lookup_float
+    monkeypatch.setattr(tokens_module, "QFontMetricsF", Counting)
+    monkeypatch.setattr(functions_qimage, "_rescale_and_lookup_float",
+                        lambda *a, **k: coloured.append(a[1].shape) or real(*a, **k))
+    tab = ModelTab(s)
+    qtbot.addWidget(tab)  # not shown (the head map is not drawn: see the module's note in the report)
+    tab.resize(1100, 700)  # the strip rewraps
+    s._announce("trace", "hovered", "window")  # what the session announces when the trace arrives, once more
+    tab.grid.grab()
+    # the tab showed the trace twice (when made, and on the announcement) and rewrapped: 90 distinct tokens measured
+    # once each (before: 4,096 measurements a layout, two layouts each time)
+    assert sorted(measured) == sorted(set(s.trace.tokens))
+    assert tab.tokens.tokens == s.trace.tokens and len(tab.tokens._inner.boxes) == T
+    assert coloured == []
+    np.testing.assert_array_equal(tab.grid.image.image, mosaic_colours(s.trace.overview.max, colour_table()))

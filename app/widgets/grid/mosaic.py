@@ -7,6 +7,12 @@ once and repaint in tens of milliseconds, whatever the count. The signals and re
 (``headClicked``, ``cellHovered``, ``values``, ``shape``, ``show_message``; both follow the theme), so a view can
 use either.
 Layers and heads are labelled from ``first_index`` (0 for real models, as the papers count).
+
+The image is coloured here, once per ``set_maps``, in one numpy lookup (``mosaic_colours``): handed pyqtgraph a
+float tile with NaN gaps, its render took 180-250 ms for a 4,096-token trace's 336 maps of 128 x 128 blocks (a
+7.5-million-pixel tile through its NaN path, "expected to be small", and its LUT), the longest stall of the Model tab
+when the trace arrived. The colours are pyqtgraph's own (the same index per value, the same colour table), the gaps
+transparent as its NaNs were (tests/widgets/test_mosaic_colours.py compares the pixels).
 """
 
 from __future__ import annotations
@@ -29,6 +35,33 @@ GAP = 0.18
 
 def gap_cells(n: int) -> int:
     return max(1, round(n * GAP))
+
+
+def colour_table() -> np.ndarray:
+    """The weights' 256 colours as RGBA packed into uint32 (the colour bar's map, as pyqtgraph samples it)."""
+    lut = np.ascontiguousarray(colormap("weights").getLookupTable(nPts=256, alpha=True), dtype=np.uint8)
+    return lut.view(np.uint32).ravel()
+
+
+def mosaic_colours(weights: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """(layers, heads, n, n) weights in [0, 1] as the mosaic's RGBA image, (rows, columns, 4) uint8, C-contiguous:
+    each map at its tile, the gaps between maps (and any NaN) transparent. The index per value is pyqtgraph's for
+    levels (0, 1) and a 256-colour table (``rescaleData`` in float32: scale by 256, clip to 0 … 255, truncate)."""
+    w = np.asarray(weights, dtype=np.float32)
+    layers, heads, n, _ = w.shape
+    g = gap_cells(n)
+    step = n + g
+    with np.errstate(invalid="ignore"):  # a NaN's index is meaningless: it is made transparent below
+        colours = table[np.clip(w * np.float32(256), 0, 255).astype(np.uint8)]
+    nan = np.isnan(w)
+    if nan.any():
+        colours[nan] = 0
+    out = np.zeros((layers * step - g, heads * step - g), dtype=np.uint32)  # 0: transparent
+    for li in range(layers):
+        rows = out[li * step:li * step + n]
+        for h in range(heads):
+            rows[:, h * step:h * step + n] = colours[li, h]
+    return out.view(np.uint8).reshape(out.shape[0], out.shape[1], 4)
 
 
 class MosaicOverlay(pg.GraphicsObject):
@@ -127,14 +160,16 @@ class MosaicGrid(QWidget):
         self.plot.addItem(self.image)
         self.overlay = MosaicOverlay()
         self.plot.addItem(self.overlay)
+        # the bar shows the map the image is coloured with; it is not linked to the image, which holds colours
+        # already (a linked bar would give it levels and a colour table to apply again)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap("weights"), interactive=False,
                                         width=12, colorMapMenu=False, label="attention weight")
-        self.colorbar.setImageItem(self.image)
+        self._table = colour_table()
         self.message = pg.LabelItem("")
         self.graphics.ci.addItem(self.message, row=0, col=0, colspan=2)
         self.graphics.ci.addItem(self.plot, row=1, col=0)
         self.graphics.ci.addItem(self.colorbar, row=1, col=1)
-        self.weights = np.zeros((0, 0, 0, 0))
+        self.weights: np.ndarray = np.zeros((0, 0, 0, 0), dtype=np.float32)
         self.labels_: list[str] = []
         self._hover = (-1, -1, -1, -1)
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -154,15 +189,12 @@ class MosaicGrid(QWidget):
 
     def set_maps(self, weights: Any, labels: Sequence[str], *, causal: bool) -> None:
         """Show (layers, heads, T, T) weights; ``labels``: the T tokens (for hover read-outs)."""
-        w = np.asarray(weights, dtype=np.float32)
+        w = np.array(weights, dtype=np.float32)  # a copy: the hover read-outs and ``values`` read it later
         layers, heads, n, _ = w.shape
         g = gap_cells(n)
-        tile = np.full((layers * (n + g) - g, heads * (n + g) - g), np.nan, dtype=np.float32)
-        for li in range(layers):
-            for h in range(heads):
-                tile[li * (n + g):li * (n + g) + n, h * (n + g):h * (n + g) + n] = w[li, h]
-        self.weights, self.labels_ = w.copy(), list(labels)
-        self.image.setImage(tile, autoLevels=False, levels=(0.0, 1.0))
+        tile = mosaic_colours(w, self._table)
+        self.weights, self.labels_ = w, list(labels)
+        self.image.setImage(tile, autoLevels=False)
         self.image.setRect(QRectF(0, 0, tile.shape[1], tile.shape[0]))
         self.overlay.set_geometry(layers, heads, n, causal)
         step = n + g

@@ -1,0 +1,88 @@
+"""The Model tab's every-head mosaic colours its image itself, once per set of maps: handed pyqtgraph a float tile
+with NaN gaps, its render (the NaN path, then its colour table) took 180-250 ms for a 4,096-token trace's 336 maps of
+128 x 128 blocks, the longest stall when the trace arrived. The colours must stay pyqtgraph's own: here they are
+compared pixel by pixel with pyqtgraph rendering the float tile, and pyqtgraph is checked never to colour the
+mosaic (no timing: the property that bounds it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from pyqtgraph import functions_qimage
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QImage
+
+from app.widgets.grid.mosaic import MosaicGrid, colour_table, gap_cells, mosaic_colours
+from app.widgets.heatmap.style import colormap
+
+
+def weights(layers: int = 2, heads: int = 3, n: int = 10, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    w = rng.random((layers, heads, n, n)).astype(np.float32)
+    edges = np.array([0.0, 1 / 256, 2 / 256 - 1e-7, 0.5, 255 / 256, 1 - 1e-7, 1.0, 1e-30], dtype=np.float32)
+    w[0, 0, 0, :edges.size] = edges  # the colour steps' edges, both ends and a subnormal-ish one
+    w[:, :, ~np.tril(np.ones((n, n), bool))] = 0.0  # the causal mask's zeros
+    return w
+
+
+def pyqtgraph_pixels(w: np.ndarray) -> np.ndarray:
+    """What the mosaic drew before: a float tile, NaN between the maps, coloured by pyqtgraph at levels (0, 1)."""
+    layers, heads, n, _ = w.shape
+    g = gap_cells(n)
+    tile = np.full((layers * (n + g) - g, heads * (n + g) - g), np.nan, dtype=np.float32)
+    for li in range(layers):
+        for h in range(heads):
+            tile[li * (n + g):li * (n + g) + n, h * (n + g):h * (n + g) + n] = w[li, h]
+    item = pg.ImageItem(axisOrder="row-major")
+    item.setColorMap(colormap("weights"))
+    item.setImage(tile, autoLevels=False, levels=(0.0, 1.0))
+    item.render()
+    image = item.qimage.convertToFormat(QImage.Format.Format_RGBA8888)
+    return np.array(image.constBits(), dtype=np.uint8).reshape(image.height(), image.bytesPerLine())[
+        :, :image.width() * 4].reshape(image.height(), image.width(), 4)
+
+
+@pytest.mark.parametrize("n", [10, 33])
+def test_the_mosaic_colours_are_pyqtgraphs_own_and_its_gaps_transparent(qapp, n):
+    w = weights(n=n, seed=n)
+    want, got = pyqtgraph_pixels(w), mosaic_colours(w, colour_table())
+    assert got.shape == want.shape and got.dtype == np.uint8 and got.flags.c_contiguous
+    gaps = want[..., 3] == 0
+    assert gaps.any() and not gaps.all()
+    np.testing.assert_array_equal(got[..., 3] == 0, gaps)  # transparent exactly between the maps
+    np.testing.assert_array_equal(got[~gaps], want[~gaps])  # every cell the colour pyqtgraph gave it
+
+
+def test_a_nan_weight_stays_transparent_as_pyqtgraph_drew_it(qapp):
+    w = weights()
+    w[1, 2, 3, 1] = np.nan
+    got = mosaic_colours(w, colour_table())
+    g, n = gap_cells(10), 10
+    assert got[1 * (n + g) + 3, 2 * (n + g) + 1, 3] == 0
+    assert pyqtgraph_pixels(w)[1 * (n + g) + 3, 2 * (n + g) + 1, 3] == 0
+
+
+def test_pyqtgraph_never_colours_the_mosaic_and_its_readers_stay_exact(qtbot, monkeypatch):
+    colourings: list[tuple[int, ...]] = []
+    real = functions_qimage._rescale_and_lookup_float
+
+    def counted(xp, image, *args, **kwargs):
+        colourings.append(image.shape)
+        return real(xp, image, *args, **kwargs)
+
+    monkeypatch.setattr(functions_qimage, "_rescale_and_lookup_float", counted)
+    grid = MosaicGrid(dark=False)
+    qtbot.addWidget(grid)
+    grid.resize(700, 500)
+    w = weights(layers=3, heads=4, n=16, seed=5)
+    grid.set_maps(w, [f"t{i}" for i in range(16)], causal=True)
+    grid.grab()
+    assert colourings == []  # the image reached pyqtgraph as colours (before: its whole float tile, once per set)
+    image = grid.image.image
+    assert image.dtype == np.uint8 and image.shape[2] == 4 and grid.image.levels is None
+    np.testing.assert_array_equal(image, mosaic_colours(w, colour_table()))
+    assert grid.image.mapRectToParent(grid.image.boundingRect()) == QRectF(0, 0, image.shape[1], image.shape[0])
+    np.testing.assert_array_equal(grid.values(2, 3), w[2, 3])  # hover and values read the weights, not colours
+    w[2, 3] = 0.5
+    assert grid.values(2, 3)[5, 5] != 0.5  # set_maps kept its own copy
