@@ -140,6 +140,8 @@ def _commands() -> dict[str, Command]:
                                "{w}/exp"], experiment),
         Command("inspect", ["inspect", "--model", "{f}/model", "--text", "3 5 7 SEP", "--out", "{w}/i.json"],
                 lambda w: [_file(w / "i.json", _complete_json)]),
+        Command("generate", ["generate", "--model", "{f}/model", "--prompt", "3 5 7", "--max-new-tokens", "8",
+                             "--out", "{w}/g.json"], lambda w: [_file(w / "g.json", _complete_json)]),
         Command("lessons", ["lessons", "--run", "dot-product"], lambda w: []),
         Command("lessons-check", ["lessons", "--check", str(ROOT / "resources" / "lessons" / "06-reversal.json")],
                 lambda w: []),  # a lesson over the Training tab: --check trains for real, without Qt

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ("train", "train-gif", "train-mp4", "export", "probe", "bench", "experiment", "inspect", "lessons",
-            "lessons-check", "self-test", "gui")
+COMMANDS = ("train", "train-gif", "train-mp4", "export", "probe", "bench", "experiment", "inspect", "generate",
+            "lessons", "lessons-check", "self-test", "gui")
 
 
 def check_every_command_stops_cleanly(group: tuple[str, ...]) -> None:
