@@ -16,6 +16,9 @@ from PySide6.QtGui import QImage
 from app.widgets.grid.mosaic import MosaicGrid, colour_table, gap_cells, mosaic_colours
 from app.widgets.heatmap.style import colormap
 
+HUGE_PAGE_BYTES = 1 << 22
+"""The size from which numpy asks the kernel for 2 MB pages (its ``madvise`` hint)."""
+
 
 def weights(layers: int = 2, heads: int = 3, n: int = 10, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -84,5 +87,32 @@ def test_pyqtgraph_never_colours_the_mosaic_and_its_readers_stay_exact(qtbot, mo
     np.testing.assert_array_equal(image, mosaic_colours(w, colour_table()))
     assert grid.image.mapRectToParent(grid.image.boundingRect()) == QRectF(0, 0, image.shape[1], image.shape[0])
     np.testing.assert_array_equal(grid.values(2, 3), w[2, 3])  # hover and values read the weights, not colours
-    w[2, 3] = 0.5
-    assert grid.values(2, 3)[5, 5] != 0.5  # set_maps kept its own copy
+    assert not grid.weights.flags.writeable  # kept, not copied, and never written through the grid
+
+
+def test_the_mosaic_asks_for_no_huge_pages_on_the_gui_thread(qtbot):
+    """numpy asks for 2 MB pages for an array of 4 MiB or more; faulting them in was 180-210 ms of system time on the
+    GUI thread when a 4,096-token trace arrived (the float tile, its colours, a copy of the weights: 130 MB). Now the
+    work goes a layer at a time in small buffers and the image is plain memory: besides the image, what
+    ``set_maps`` allocates at its peak (tracemalloc sees numpy's buffers) stays under that size."""
+    import tracemalloc
+
+    grid = MosaicGrid(dark=False)
+    qtbot.addWidget(grid)
+    w = weights(layers=24, heads=14, n=96, seed=7)  # the maps 12.4 MB, the image 16.9 MB, a layer 0.5 MB
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        grid.set_maps(w, [f"t{i}" for i in range(96)], causal=True)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    image = grid.image.image
+    assert image.nbytes > 4 * HUGE_PAGE_BYTES and w.nbytes > 2 * HUGE_PAGE_BYTES
+    root = image
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    assert not isinstance(root, np.ndarray)  # the image's memory is not numpy's own (no huge pages asked for)
+    assert peak - image.nbytes < HUGE_PAGE_BYTES  # before: the float tile, the copy and the colours, 50+ MB
+    np.testing.assert_array_equal(image, mosaic_colours(w, colour_table()))

@@ -43,25 +43,42 @@ def colour_table() -> np.ndarray:
     return lut.view(np.uint32).ravel()
 
 
+HUGE_PAGE_BYTES = 1 << 22
+"""numpy asks the kernel to back an array of 4 MiB or more with 2 MB pages (``madvise``); faulting in a fresh one
+cost ~3 ms on the shared 2-core VM, and the mosaic's 130 MB of arrays 180-210 ms of system time on the GUI thread
+when a 4,096-token trace arrived (9 ms in 4 KB pages). ``mosaic_colours`` works a layer at a time in buffers under
+this size and writes the image into plain memory."""
+
+
 def mosaic_colours(weights: np.ndarray, table: np.ndarray) -> np.ndarray:
     """(layers, heads, n, n) weights in [0, 1] as the mosaic's RGBA image, (rows, columns, 4) uint8, C-contiguous:
     each map at its tile, the gaps between maps (and any NaN) transparent. The index per value is pyqtgraph's for
-    levels (0, 1) and a 256-colour table (``rescaleData`` in float32: scale by 256, clip to 0 … 255, truncate)."""
+    levels (0, 1) and a 256-colour table (``rescaleData`` in float32: scale by 256, clip to 0 … 255, truncate).
+
+    One layer at a time (its buffers reused, each under ``HUGE_PAGE_BYTES`` for a real model's layer), into a
+    zeroed ``bytearray`` (plain memory: no huge pages asked for)."""
     w = np.asarray(weights, dtype=np.float32)
     layers, heads, n, _ = w.shape
     g = gap_cells(n)
     step = n + g
-    with np.errstate(invalid="ignore"):  # a NaN's index is meaningless: it is made transparent below
-        colours = table[np.clip(w * np.float32(256), 0, 255).astype(np.uint8)]
-    nan = np.isnan(w)
-    if nan.any():
-        colours[nan] = 0
-    out = np.zeros((layers * step - g, heads * step - g), dtype=np.uint32)  # 0: transparent
+    rows, cols = layers * step - g, heads * step - g
+    out = np.frombuffer(bytearray(rows * cols * 4), dtype=np.uint32).reshape(rows, cols)  # 0: transparent
+    scaled = np.empty((heads, n, n), dtype=np.float32)
+    index = np.empty((heads, n, n), dtype=np.uint8)
+    colours = np.empty((heads, n, n), dtype=np.uint32)
     for li in range(layers):
-        rows = out[li * step:li * step + n]
+        np.multiply(w[li], np.float32(256), out=scaled)
+        np.clip(scaled, 0, 255, out=scaled)
+        with np.errstate(invalid="ignore"):  # a NaN's index is meaningless: it is made transparent below
+            index[...] = scaled
+        np.take(table, index, out=colours)
+        nan = np.isnan(w[li])
+        if nan.any():
+            colours[nan] = 0
+        band = out[li * step:li * step + n]
         for h in range(heads):
-            rows[:, h * step:h * step + n] = colours[li, h]
-    return out.view(np.uint8).reshape(out.shape[0], out.shape[1], 4)
+            band[:, h * step:h * step + n] = colours[h]
+    return out.view(np.uint8).reshape(rows, cols, 4)
 
 
 class MosaicOverlay(pg.GraphicsObject):
@@ -188,8 +205,12 @@ class MosaicGrid(QWidget):
         self.message.setText(text)
 
     def set_maps(self, weights: Any, labels: Sequence[str], *, causal: bool) -> None:
-        """Show (layers, heads, T, T) weights; ``labels``: the T tokens (for hover read-outs)."""
-        w = np.array(weights, dtype=np.float32)  # a copy: the hover read-outs and ``values`` read it later
+        """Show (layers, heads, T, T) weights; ``labels``: the T tokens (for hover read-outs). The weights are kept
+        (not copied) until the next call: the caller does not change them meanwhile."""
+        # read later by the hover read-outs and ``values``: kept, not copied (a long trace's maps are 22 MB; a
+        # trace's arrays are never written), and read-only through the grid
+        w = np.asarray(weights, dtype=np.float32).view()
+        w.flags.writeable = False
         layers, heads, n, _ = w.shape
         g = gap_cells(n)
         tile = mosaic_colours(w, self._table)
