@@ -2,23 +2,24 @@
 
 It lives on the ``InspectSession`` (``session.heads``) and follows it; scripts reach it as ``w.inspect.model.heads``.
 
-- **Detectors**: ``detect()`` runs the loaded model once on ``BATCH`` seeded random token sequences repeated twice
-  (the probe of ``attention_core.phenomena``), with the heads that are off switched off, and keeps every detector's
-  scores (``KINDS``: the same numbers as ``head_scores``), the first sequence's attention maps and the loss at every
-  position (a ``RepeatTrace``, as ``repeated_tokens``). ``set_kind`` picks the detector shown; nothing reruns.
+- **Detectors**: ``detect()`` runs the loaded model on ``BATCH`` seeded random token sequences repeated twice (the
+  probe of ``attention_core.phenomena``), the heads that are off switched off, and keeps every detector's scores
+  (``KINDS``: ``head_scores``'s numbers), the first sequence's attention and the loss at every position (a
+  ``RepeatTrace``, as ``repeated_tokens``). ``set_kind`` picks the detector shown; nothing reruns.
+- **Probe length and window** (``probe``, a ``DetectProbe``): ``set_probe_length(tokens)`` (checked, refused with
+  the reason) runs the detectors again at that length, past ``LONG_PROBE`` positions one sequence and layer at a
+  time with progress (``detect_progress``) and Cancel, keeping no full map; ``probe.window`` is what is shown of it.
 - **Ablation scan**: ``start_scan()`` switches each head off alone (``ablation_scan`` on the traced text and on
   repeated tokens, the heads already off kept off), reporting progress; ``cancel_scan()`` keeps what it measured.
-- **Covered by a lesson's question**: ``withhold(scores, scan)`` (the reason each is hidden, "" = shown). While the
-  scores are withheld, ``scores()`` is None and ``heads_above()`` empty, so no view (the grid, the heads list's
-  order and numbers, the Heads mosaic's outlines, an export) can give away where a head is; the scan's loss changes
-  likewise. The measurements themselves are kept and shown again when the question is answered.
+- **Covered by a lesson's question**: ``withhold(scores, scan)`` (the reason each is hidden, "" = shown): while
+  withheld, ``scores()`` is None and ``heads_above()`` empty, so no view or export gives away where a head is (the
+  scan's loss changes likewise); the measurements are kept and shown again once the question is answered.
 - **Heads off**: ``toggle``, ``set_off``, ``switch_off_above``, ``switch_all_on``. The session traces its text again
   with them off (``PretrainedModel.trace(ablate=...)``), so the rest of the tab shows the model without them, and
   the detectors rerun; a scan made with other heads off says so (``detect_views``).
 
-Everything long runs through the session's ``Runner``; a result that arrives for an older model or an older set of
-heads is dropped (or, for the detectors, run again for the heads off now). Layers and heads count from 0: "5.1" is
-layer 5, head 1.
+Everything long runs through the session's ``Runner``; a result for an older model, length or set of heads is
+dropped (or, for the detectors, run again for the heads off now). Layers and heads count from 0 ("5.1").
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 
 from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle, Runner
+from app.model_tab.model.detect_probe import DetectProbe
 from app.model_tab.model.detect_runs import (
     KINDS,
     SCAN_HOWS,
@@ -39,9 +41,10 @@ from app.model_tab.model.detect_runs import (
     Detection,
     Failed,
     Head,
+    ProbeProgress,
     ScanProgress,
     ScanResult,
-    run_detectors,
+    iter_detectors,
     scan_items,
 )
 from app.model_tab.model.views import off_text
@@ -66,6 +69,7 @@ class HeadsHost(Protocol):
 
 class HeadsEvents(ModelEvents):
     detection = event()  # the detectors' result, whether they run, their status
+    progress = event()  # how far a long probe's run is (``detect_progress``)
     kind = event()  # the detector shown
     scan = event()  # the scan: result, progress, running, how, measure
     off = event()  # the heads switched off
@@ -84,6 +88,8 @@ class HeadsAnalysis(Evented):
         self.off: tuple[Head, ...] = ()
         self.detection: Detection | None = None
         self.detecting = False
+        self.detect_progress = (0, 0)  # a long probe's layer runs done, of all (0, 0: a short probe, or none)
+        self.probe = DetectProbe()  # the probe's length asked for and the window of it shown
         self.scan: ScanResult | None = None
         self.scanning = False
         self.scan_progress = (0, 0)
@@ -94,8 +100,7 @@ class HeadsAnalysis(Evented):
         self.withheld = ""  # why the detectors' scores are hidden now ("" = shown): a lesson's unanswered question
         self.scan_withheld = ""  # the same for the ablation scan's loss changes
         self._for_model: Any = None
-        self._detect_job = 0
-        self._scan_job = 0
+        self._detect_job = self._scan_job = 0
         self._cancel_scan = False
         self._clean: Any = None  # the probe's losses with every head on: drawn beside a run with heads off
         self._handles: list[RunHandle] = []
@@ -152,6 +157,14 @@ class HeadsAnalysis(Evented):
             self.kind = kind
             self._announce("kind")
 
+    def set_probe_length(self, tokens: Any) -> None:
+        """Random tokens a copy of the probe ("" or None: the default, 50 cut to fit); ValueError with the reason,
+        nothing changed, for a length the model has no room for. The detectors run again at the new length."""
+        model = self.host.model
+        if self.probe.set_tokens(tokens, model) and model is not None and (
+                self.detection is not None or self.shown or self.detecting):
+            self.detect()
+
     def detect(self) -> None:
         """Run every detector (and the probe's losses) off this thread, with the heads off now switched off."""
         model = self.host.model
@@ -159,29 +172,34 @@ class HeadsAnalysis(Evented):
             self._set_status("No model yet: open one on the left.")
             return
         self._detect_job += 1
-        job, off, clean = self._detect_job, self.off, self._clean
-        self.detecting = True
+        seq_len = self.probe.seq_len(model)
+        s = seq_len or self.probe.default(model)
+        clean = self._clean if self._clean is not None and self._clean.seq_len == s else None
+        job, off = self._detect_job, self.off
+        self.detecting, self.detect_progress = True, (0, 0)
         self._set_status(f"Running the detectors on {model.name}"
-                         f"{' with ' + off_text(off) if off else ''}…")
-        self._announce("detection")
+                         f"{' with ' + off_text(off) if off else ''} ({s:,} random tokens, repeated)…")
+        self._announce("detection", "progress")
 
         def work() -> Iterator[object]:
             from attention_core.pretrained import PretrainedError
 
             try:
-                yield run_detectors(model, off, clean_repeat=clean)
+                yield from iter_detectors(model, off, seq_len=seq_len, clean_repeat=clean,
+                                          cancelled=lambda: job != self._detect_job)
             except (PretrainedError, ValueError) as exc:
                 yield Failed(str(exc))
 
         self._start(work, lambda: job == self._detect_job, self._on_detection)
 
     def cancel_detect(self) -> None:
-        """Stop waiting for the detectors: their result is dropped when it arrives; the last one stays."""
+        """Stop the detectors (a long probe before its next layer; a short one's result is dropped when it
+        arrives); the last result stays."""
         if self.detecting:
             self._detect_job += 1
-            self.detecting = False
+            self.detecting, self.detect_progress = False, (0, 0)
             self._set_status("Detectors cancelled." + (" The last result stays." if self.detection else ""))
-            self._announce("detection")
+            self._announce("detection", "progress")
 
     def set_scan_how(self, how: str) -> None:
         if how not in SCAN_HOWS:
@@ -286,9 +304,7 @@ class HeadsAnalysis(Evented):
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         """Drop pending results, stop a scan and wait for the threads (the window closes)."""
-        self._detect_job += 1
-        self._scan_job += 1
-        self._cancel_scan = True
+        self._detect_job, self._scan_job, self._cancel_scan = self._detect_job + 1, self._scan_job + 1, True
         for handle in self._handles:
             handle.wait(timeout_s)
         self._handles.clear()
@@ -305,20 +321,25 @@ class HeadsAnalysis(Evented):
 
     # ================================================================== results
     def _on_detection(self, item: object) -> None:
+        if isinstance(item, ProbeProgress):
+            self.detect_progress = (item.done, item.total)
+            self._announce("progress")
+            return
         if isinstance(item, Detection):
             if item.off != self.off:  # heads switched meanwhile: measure the model as it is now
                 self.detect()
                 return
-            self.detecting = False
+            self.detecting, self.detect_progress = False, (0, 0)
             self.detection = item
+            self.probe.follow(item.positions, item.seq_len, item.offset)  # (announced with the detection)
             if not item.off:
                 self._clean = item.repeat
             elif item.clean_repeat is not None:
                 self._clean = item.clean_repeat
-            self._set_status(f"Detectors run in {item.seconds:.2f} s ({len(item.repeat.ids)} × {item.seq_len} "
+            self._set_status(f"Detectors run in {item.seconds:.2f} s ({len(item.repeat.ids)} × {item.seq_len:,} "
                              "random tokens, repeated).")
         elif isinstance(item, Failed):
-            self.detecting = False
+            self.detecting, self.detect_progress = False, (0, 0)
             self._set_status(f"Could not run the detectors: {item.message}")
         self._announce("detection")
 
@@ -344,15 +365,15 @@ class HeadsAnalysis(Evented):
         if model is self._for_model:
             return
         self._for_model = model
-        self._detect_job += 1
-        self._scan_job += 1
-        self._cancel_scan = True
+        self._detect_job, self._scan_job, self._cancel_scan = self._detect_job + 1, self._scan_job + 1, True
         self.detection, self.scan, self._clean = None, None, None
         self.detecting = self.scanning = False
-        self.off, self.scan_progress = (), (0, 0)
+        self.off, self.scan_progress, self.detect_progress = (), (0, 0), (0, 0)
+        self.probe.forget_if_unfit(model)
+        self.probe.forget()
         self._set_status("Run the detectors to see what each head does." if model is not None else
                          "Open a model, then run the detectors.")
-        self._announce("detection", "scan", "off")
+        self._announce("detection", "progress", "scan", "off")
         if self.shown and model is not None:
             self.detect()
 

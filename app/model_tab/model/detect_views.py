@@ -1,6 +1,7 @@
 """What the Detect view draws, derived from the ``HeadsAnalysis`` (Qt-free): the detector's layer × head grid, one
-head's map on the probe with the detector's ideal pattern, the loss per position on the repeated tokens, the scan's
-grid of loss changes, the list of heads with their scores, and the texts around them. Views call these and draw."""
+head's map on the probe with the detector's ideal pattern (the window of it ``heads.probe.window`` says), the loss
+per position on the repeated tokens (over the window's positions), the scan's grid of loss changes, the list of
+heads with their scores, and the texts around them. Views call these and draw."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from app.model_tab.model.detect_probe import WINDOW_MIN
 from app.model_tab.model.detect_runs import THRESHOLD, Head
 from app.model_tab.model.views import head_name, off_text
 
@@ -29,6 +31,8 @@ each, so two numbers for what read as one quantity no longer sit side by side.""
 FIRST_COPY, SECOND_COPY = "first copy", "second copy"
 """The loss curve's two means, over the probe's sequences (``Curve.sequences``), as lesson 8 says them."""
 MEASURE_TEXT = {"repeat": SCAN_REPEAT, "text": "your text"}
+WHEEL_HINT = "wheel scrolls, Shift+wheel moves the keys, Ctrl+wheel zooms"
+"""The probe window's gestures, as a windowed map's title says them (the head map's long window says the same)."""
 
 
 @dataclass(frozen=True, eq=False)  # numpy fields: compare them yourself
@@ -48,8 +52,10 @@ class Grid:
 
 @dataclass(frozen=True, eq=False)
 class Pattern:
-    """One head on the first probe sequence: ``values`` (n, n), ``labels``, ``blocked`` (the mask's future),
-    ``marks``: the (query, key) cells a perfect head of the detector attends to (circled)."""
+    """One head on the first probe sequence, through the window: ``values`` (rows, cols), ``labels`` (the rows'),
+    ``cols``, ``blocked`` (the mask's future; None on a long probe, whose windows are not hatched, as the head map's
+    long windows), ``marks``: the cells in the window a perfect head of the detector attends to (circled), in window
+    coordinates; ``start``: the first (query, key) shown."""
 
     values: np.ndarray
     labels: list[str]
@@ -57,6 +63,8 @@ class Pattern:
     marks: list[tuple[int, int]]
     title: str
     caption: str
+    cols: list[str] | None = None
+    start: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +81,13 @@ class Curve:
     title: str
     caption: str
     sequences: int = 1
+    shown: tuple[float, float] = (0.0, 0.0)
+    """The x range the window shows (its queries' positions)."""
+
+    def window_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """x, y and clean (or None) of the positions in ``shown`` alone: what the curve draws."""
+        keep = (self.x >= self.shown[0]) & (self.x <= self.shown[1])
+        return self.x[keep], self.y[keep], None if self.clean is None else self.clean[keep]
 
 
 @dataclass(frozen=True)
@@ -126,20 +141,58 @@ def score_grid(a: HeadsAnalysis) -> Grid | None:
                 f"outlined: above {THRESHOLD:g}.{off} Click a head for its pattern.")
 
 
+def window_marks(kind: str, n: int, seq_len: int, offset: int, query: int, key: int, side: int
+                 ) -> list[tuple[int, int]]:
+    """``ideal_marks`` inside the window of ``side`` queries from ``query`` and keys from ``key``, in its
+    coordinates."""
+    return [(q - query, k - key) for q, k in ideal_marks(kind, n, seq_len, offset)
+            if query <= q < query + side and key <= k < key + side]
+
+
+def shown_window(a: HeadsAnalysis) -> tuple[int, int, int]:
+    """(first query, first key, positions a side) of the detection shown, clamped into it."""
+    d = a.detection
+    q, k, size = a.probe.window
+    if d is None:
+        return q, k, size
+    n = d.positions
+    side = min(size, n)
+    return min(q, n - side), min(k, n - side), side
+
+
 def pattern(a: HeadsAnalysis, layer: int, head: int) -> Pattern | None:
     d = a.detection
     if d is None or not (0 <= layer < d.attentions.shape[0] and 0 <= head < d.attentions.shape[1]):
         return None
-    values = np.asarray(d.attentions[layer, head], dtype=np.float64)
-    n = values.shape[0]
+    n = d.positions
+    q0, k0, side = shown_window(a)
+    values = np.asarray(d.window(layer, head, q0, k0, side), dtype=np.float64)  # the window's queries alone
     mask = d.masks[layer] if layer < len(d.masks) else None
+    blocked = None if mask is None or d.is_long else ~np.asarray(mask[q0:q0 + side, k0:k0 + side], dtype=bool)
+    if side == n:
+        rows = cols = list(d.tokens)
+    else:  # every probe token comes twice: its position tells the copies apart
+        rows = [f"{t}@{i}" for i, t in enumerate(d.tokens[q0:q0 + side], q0)]
+        cols = [f"{t}@{i}" for i, t in enumerate(d.tokens[k0:k0 + side], k0)]
     score = "" if a.withheld else f" {float(d.scores[a.kind].scores[layer, head]):.2f}"  # a lesson asks for it
     off = " — switched off" if (layer, head) in d.off else ""
-    return Pattern(values, list(d.tokens), None if mask is None else ~np.asarray(mask, dtype=bool),
-                   ideal_marks(a.kind, n, d.seq_len, d.offset),
-                   f"head {head_name(layer, head)}: {a.kind}{score}{off}",
+    hint = "" if side == n else f" ({WHEEL_HINT})"
+    return Pattern(values, rows, blocked, window_marks(a.kind, n, d.seq_len, d.offset, q0, k0, side),
+                   f"head {head_name(layer, head)}: {a.kind}{score}{off}{hint}",
                    f"Head {head_name(layer, head)} on random tokens, then the same again; ○ where a perfect "
-                   f"{a.kind} head looks.")
+                   f"{a.kind} head looks.", cols, (q0, k0))
+
+
+def window_text(a: HeadsAnalysis) -> str:
+    """The window's caption: which queries and keys of how many positions are shown, and how to move it."""
+    d = a.detection
+    if d is None:
+        return ""
+    n, (q0, k0, side) = d.positions, shown_window(a)
+    if side == n:
+        return f"All {n:,} positions shown." + (" Ctrl+wheel zooms in." if n > WINDOW_MIN else "")
+    return (f"Shown: queries {q0:,}–{q0 + side - 1:,} × keys {k0:,}–{k0 + side - 1:,} of {n:,} positions; the "
+            f"second copy from {d.offset + d.seq_len:,}.")
 
 
 def repeat_curve(a: HeadsAnalysis) -> Curve | None:
@@ -159,9 +212,13 @@ def repeat_curve(a: HeadsAnalysis) -> Curve | None:
                f"{float(d.clean_repeat.second_half_loss):.2f}.")
     verdict = "it copies from context" if second < 0.5 * first else "little in-context copying"
     off = f" ({off_text(d.off)})" if d.off else ""
+    q0, _k0, side = shown_window(a)
+    lo, hi = max(q0, 1), q0 + side - 1
+    where = f", positions {lo:,}–{hi:,} of {n:,}" if side < n else ""
     return Curve(x, losses.mean(axis=0), clean, (float(max(o, 1)), float(o + s - 1), first),
-                 (float(o + s), float(n - 1), second), o + s - 0.5, f"Loss per position{off}",
-                 f"{len(rep.ids)} × {s} random tokens, then the same again: {verdict}.{was}", len(rep.ids))
+                 (float(o + s), float(n - 1), second), o + s - 0.5, f"Loss per position{off}{where}",
+                 f"{len(rep.ids)} × {s:,} random tokens, then the same again: {verdict}.{was}", len(rep.ids),
+                 (float(lo), float(hi)))
 
 
 def scan_grid(a: HeadsAnalysis) -> Grid | None:

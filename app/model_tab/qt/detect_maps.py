@@ -1,7 +1,8 @@
 """The Detect view's pictures, each following the session's ``HeadsAnalysis`` (``app.model_tab.model.detect``) and
 drawing what ``app.model_tab.model.detect_views`` derives: the detector's layer × head grid, the picked head on the
 probe with the detector's ideal pattern circled, the loss per position on the repeated tokens, and the ablation
-scan's grid with its controls. They compute nothing; clicks call the analysis or the session."""
+scan's grid with its controls. They compute nothing; clicks call the analysis or the session, and the wheel over
+the pattern or the curve moves the probe's window (``wheel_moves_window``: the head map's gestures)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.model_tab.model.detect_probe import DetectProbe
 from app.model_tab.model.detect_runs import SCAN_HOWS, SCAN_MEASURES
 from app.model_tab.model.detect_views import (
     FIRST_COPY,
@@ -61,6 +63,23 @@ def withheld_refusal(reason: str) -> dict[str, Any]:
     return {}
 
 
+def wheel_moves_window(probe: DetectProbe, event: Any) -> bool:
+    """The probe window's gestures, as the head map's: the wheel moves queries and keys a quarter of the window a
+    notch, Shift+wheel the keys alone, Ctrl+wheel zooms; True when the event was one of them."""
+    if event.type() != QEvent.Type.Wheel:
+        return False
+    delta = event.angleDelta()
+    notches = (delta.y() or delta.x()) / 120  # Shift turns the wheel sideways on some platforms
+    if not notches:
+        return False
+    mods = event.modifiers()
+    if mods & Qt.KeyboardModifier.ControlModifier:
+        probe.zoom(notches)
+    else:
+        probe.scroll(notches, keys_only=bool(mods & Qt.KeyboardModifier.ShiftModifier))
+    return True
+
+
 def show_grid(hm: HeatmapWidget, grid: Grid) -> None:
     """Draw a layer × head ``Grid`` on a heatmap (its outlined cells as the heatmap's highlights)."""
     hm.set_data(grid.values, grid.rows, grid.cols, blocked=grid.blocked, kind=grid.kind, title=grid.title,
@@ -95,8 +114,8 @@ class ScoreGridView(RedrawWhenShown, HeatmapWidget):
 
 
 class PatternView(RedrawWhenShown, HeatmapWidget):
-    """The picked head's weights on the first probe sequence, the detector's ideal cells circled (the head grid's
-    circles, ``MapOverlay``)."""
+    """The picked head's weights on the first probe sequence through the probe's window (all of a short probe), the
+    detector's ideal cells circled (the head grid's circles, ``MapOverlay``); the wheel moves the window."""
 
     def __init__(self, session: InspectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent, title="Pick a head in the score grid")
@@ -106,30 +125,42 @@ class PatternView(RedrawWhenShown, HeatmapWidget):
         self.plot.addItem(self.circles)
         self.set_show_numbers(False)  # the circles must read; the Head view has the numbers
         self.caption = ""
+        self.start = (0, 0)  # the first (query, key) shown
+        self._shown: tuple[object, ...] = ()  # what the map was drawn from (``redraw`` skips drawing it again)
         for sig in (self.analysis.events.detection, self.analysis.events.kind, self.analysis.events.cover,
-                    session.events.selected):
+                    self.analysis.probe.events.window, session.events.selected):
             sig.connect(self.request_redraw)
+        self.graphics.viewport().installEventFilter(self)
 
     def marks(self) -> list[tuple[int, int]]:
-        """The (query, key) cells circled."""
+        """The (query, key) cells circled, in the window's coordinates (the probe's own for a whole probe)."""
         return list(self.circles.marks)
+
+    def eventFilter(self, watched: QObject, event: Any) -> bool:  # noqa: N802 (Qt API)
+        return wheel_moves_window(self.analysis.probe, event)
 
     def redraw(self) -> None:
         self._stale = False
-        p = pattern(self.analysis, *self.session.selected)
+        a = self.analysis
+        shown = (id(a.detection), self.session.selected, a.kind, a.withheld, a.probe.window)
+        if shown == self._shown and a.detection is not None:
+            return  # the detectors started (or their status changed) with the same map: a repaint of ~10,000
+            # hatched cells on the GUI thread for nothing (~0.1-0.2 s of stall as a long probe started)
+        self._shown = shown
+        p = pattern(a, *self.session.selected)
         if p is None:
             self.circles.set_content(0, None, [])
             return
-        self.set_data(p.values, p.labels, p.labels, blocked=p.blocked, kind="weights", title=p.title,
+        self.set_data(p.values, p.labels, p.cols or p.labels, blocked=p.blocked, kind="weights", title=p.title,
                       row_sums=False)
         self.circles.set_content(len(p.labels), None, p.marks)
-        self.caption = p.caption
+        self.caption, self.start = p.caption, p.start
         self.graphics.setToolTip(p.caption)
 
 
 class LossCurveView(RedrawWhenShown, QWidget):
-    """The probe's loss at every position: the curve, the two halves' means as flat lines, where the repeat starts,
-    and (with heads off) the model with every head on in grey."""
+    """The probe's loss at every position of the window: the curve, the two halves' means as flat lines, where the
+    repeat starts, and (with heads off) the model with every head on in grey; the wheel moves the window."""
 
     def __init__(self, session: InspectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -146,6 +177,8 @@ class LossCurveView(RedrawWhenShown, QWidget):
         for name in ("left", "bottom"):  # positions and nats as they are: no "(x0.001)" on an empty axis
             self.plot.getAxis(name).enableAutoSIPrefix(False)
         self.plot.showGrid(y=True, alpha=0.25)
+        self.plot.setMouseEnabled(x=False, y=False)  # the wheel moves the probe's window instead
+        self.plot_widget.viewport().installEventFilter(self)
         # a long title was the plot's minimum width: in the Detect tab's narrow middle column at 1024 x 640 the plot
         # ran under the heads list, its title and axis cut; now the title is elided to the width (``_show_title``)
         let_title_overflow(self.plot.titleLabel)
@@ -162,8 +195,12 @@ class LossCurveView(RedrawWhenShown, QWidget):
         self.plot.addItem(self.repeat_line)
         self._style()
         self.analysis.events.detection.connect(self.request_redraw)
+        self.analysis.probe.events.window.connect(self.request_redraw)
         self.redraw()
         follow_theme(self._restyle)
+
+    def eventFilter(self, watched: QObject, event: Any) -> bool:  # noqa: N802 (Qt API)
+        return wheel_moves_window(self.analysis.probe, event)
 
     def _show_title(self, title: str, drawn: bool) -> None:
         """``title`` elided to the plot's width, the whole of it in the tooltip; no numbers on empty axes."""
@@ -210,15 +247,16 @@ class LossCurveView(RedrawWhenShown, QWidget):
             self.caption.setText("")
             return
         self._show_title(cv.title, True)
-        self.curve.setData(cv.x, cv.y)
-        self.clean_curve.setData([] if cv.clean is None else cv.x, [] if cv.clean is None else cv.clean)
+        x, y, clean = cv.window_points()  # the window's positions alone (at most 512 points)
+        self.curve.setData(x, y)
+        self.clean_curve.setData([] if clean is None else x, [] if clean is None else clean)
         (a0, a1, am), (b0, b1, bm) = cv.first, cv.second
         self.first_line.setData([a0, a1], [am, am])
         self.second_line.setData([b0, b1], [bm, bm])
         self.repeat_line.setValue(cv.repeat_at)
         top = float(np.nanmax([cv.y.max(), am, *([] if cv.clean is None else [cv.clean.max()])]))
         self.plot.setYRange(0.0, max(top * 1.1, 0.5), padding=0)
-        self.plot.setXRange(0.5, float(cv.x[-1]) + 0.5, padding=0)
+        self.plot.setXRange(cv.shown[0] - 0.5, cv.shown[1] + 0.5, padding=0)
         c = self.colors
         key = (f"{span('●', c.blue)} loss {span('━', c.orange)} {FIRST_COPY} {am:.2f} {span('━', c.good)} "
                f"{SECOND_COPY} {bm:.2f} nats (mean of {cv.sequences} sequences)" +

@@ -1,10 +1,12 @@
 """The Model tab's Detect view: which heads do what, and the model with heads switched off.
 
-Top: the detector (previous-token, duplicate-token, induction, first-token), Run again / Cancel, what the analysis is
-doing, and which heads are off. Left, in two tabs (each grid needs the height: 144 heads): the detector's score for
-every head (above 0.4 outlined; click one for its pattern), and the ablation scan (each head off alone, with progress
-and Cancel; click a head there to switch it off). Middle: the picked head on the probe with the ideal pattern
-circled, and the loss at every position of the repeated tokens.
+Top: the detector (previous-token, duplicate-token, induction, first-token), the probe's length (random tokens a
+copy; a refusal says why under it and the length kept stays), Run again / Cancel with the run's progress, what the
+analysis is doing, and which heads are off. Left, in two tabs (each grid needs the height: 144 heads): the
+detector's score for every head (above 0.4 outlined; click one for its pattern), and the ablation scan (each head
+off alone, with progress and Cancel; click a head there to switch it off). Middle: the picked head on the probe
+with the ideal pattern circled, through the probe's window (``detect_window``: scroll bars, zoom, the window's
+caption), and the loss at every position of the window.
 Right: every head with a check box (uncheck to switch it off), "Switch off the heads above 0.4", "Switch all back on";
 in a narrow view (``NARROW``) this list is a third tab of the left column instead, so the middle gets the room.
 Layout and wiring only: ``session.heads`` (``HeadsAnalysis``) runs everything off the GUI thread and the views in
@@ -21,10 +23,12 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QProgressBar,
     QPushButton,
+    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -33,7 +37,8 @@ from PySide6.QtWidgets import (
 from app.model_tab.model.detect_runs import KINDS, THRESHOLD
 from app.model_tab.model.detect_views import head_rows, off_html, score_grid
 from app.model_tab.model.session import InspectSession
-from app.model_tab.qt.detect_maps import LossCurveView, PatternView, ScanPanel, ScoreGridView, caption_label
+from app.model_tab.qt.detect_maps import LossCurveView, ScanPanel, ScoreGridView, caption_label
+from app.model_tab.qt.detect_window import PatternWindow
 from app.widgets.theme import ThemeColors, colors_for, follow_theme, span
 
 HEAD_ROLE = int(Qt.ItemDataRole.UserRole)
@@ -141,14 +146,32 @@ class DetectView(QWidget):
         self.busy = QProgressBar()
         self.busy.setMaximumWidth(90)
         self.busy.setTextVisible(False)
-        self.busy.setRange(0, 0)  # Qt's "busy" bar, shown while the detectors run
+        self.busy.setRange(0, 0)  # Qt's "busy" bar while the detectors run; a long probe's layer runs as progress
         top.addWidget(self.busy)
         self.status_label = QLabel("")
         self.status_label.setWordWrap(True)
         top.addWidget(self.status_label, 1)
         v.addLayout(top)
+        second = QHBoxLayout()  # the probe's length, beside which heads are off
+        second.addWidget(QLabel("Probe length:"))
+        self.length_edit = QLineEdit()
+        self.length_edit.setFixedWidth(56)
+        self.length_edit.setToolTip("Random tokens in each copy of the probe (then the same again): 2 up to what the "
+                                    "model's positions hold (at most 4,096 positions). Empty: the default, 50. "
+                                    "Press Enter to run the detectors at that length.")
+        self.length_edit.editingFinished.connect(self._set_length)
+        second.addWidget(self.length_edit)
+        self.length_note = QLabel("")  # "tokens × 2 = 101 positions"
+        second.addWidget(self.length_note)
+        second.addSpacing(12)
         self.off_label = caption_label()
-        v.addWidget(self.off_label)
+        second.addWidget(self.off_label, 1)
+        v.addLayout(second)
+        self.length_error = QLabel("")  # a refused probe length: why (the length kept shows in the field)
+        self.length_error.setObjectName("errorLabel")
+        self.length_error.setWordWrap(True)
+        self.length_error.setVisible(False)
+        v.addWidget(self.length_error)
         columns = QHBoxLayout()
         columns.setSpacing(6)
         self.left = QTabWidget()  # the scores and the scan take turns: each grid needs the height (144 heads)
@@ -168,29 +191,28 @@ class DetectView(QWidget):
         self.left.addTab(score_box, "Scores")
         self.scan = ScanPanel(session)
         self.left.addTab(self.scan, "Ablation scan")
-        middle = QVBoxLayout()
-        pattern_box = QWidget()
-        pv = QVBoxLayout(pattern_box)
-        pv.setContentsMargins(0, 0, 0, 0)
-        pv.setSpacing(2)
-        self.pattern = PatternView(session)
-        pv.addWidget(self.pattern, 1)
-        self.pattern_caption = caption_label()
-        pv.addWidget(self.pattern_caption)
-        middle.addWidget(pattern_box, 1)
+        middle = QSplitter(Qt.Orientation.Vertical)  # drag the line between them for the map's or the curve's room
+        middle.setChildrenCollapsible(False)
+        self.pattern_window = PatternWindow(session)  # the map, its scroll bars, zoom, its caption with the window's
+        self.pattern, self.pattern_caption = self.pattern_window.pattern, self.pattern_window.caption
+        middle.addWidget(self.pattern_window)
         self.curve = LossCurveView(session)
-        middle.addWidget(self.curve, 1)
+        middle.addWidget(self.curve)
+        middle.setStretchFactor(0, 1)
+        middle.setStretchFactor(1, 1)
+        self.middle = middle
         self.heads = HeadsList(session)
         self.heads.setFixedWidth(HEADS_WIDTH)
         columns.addWidget(self.left, 1)
-        columns.addLayout(middle, 1)
+        columns.addWidget(middle, 1)
         columns.addWidget(self.heads)
         v.addLayout(columns, 1)
         self.columns = columns
         self.narrow = False
         self.dark = False
         ev = self.analysis.events
-        for sig in (ev.detection, ev.kind, ev.off, ev.status, ev.cover, session.events.selected):
+        for sig in (ev.detection, ev.kind, ev.off, ev.status, ev.cover, ev.progress, self.analysis.probe.events.length,
+                    session.events.selected):
             sig.connect(self.redraw)
         session.events.load.connect(self.redraw)
         follow_theme(self._restyle)  # draws now, and again in each new theme
@@ -204,6 +226,11 @@ class DetectView(QWidget):
         self.run_button.setEnabled(has_model and not a.detecting)
         self.cancel_button.setEnabled(a.detecting)
         self.busy.setVisible(a.detecting)
+        done, total = a.detect_progress
+        self.busy.setRange(0, total)  # (0, 0): Qt's busy bar
+        self.busy.setValue(done)
+        self.busy.setToolTip(f"{done} of {total} layer runs" if total else "")
+        self._show_length()
         self.status_label.setText(a.status)
         c = colors_for(self.dark)
         self.off_label.setText(span(off_html(a), c.bad) if a.off else off_html(a))
@@ -213,7 +240,33 @@ class DetectView(QWidget):
         self.scores_withheld.setText(f"<b>Scores</b>: {html.escape(a.withheld)}." if a.withheld else "")
         self.score_caption.setText(grid.caption if grid is not None else "" if a.withheld else
                                    "Run the detectors: each head's score appears here.")
-        self.pattern_caption.setText(self.pattern.caption if a.detection is not None else "")
+
+    def _show_length(self) -> None:
+        a, model = self.analysis, self.session.model
+        self.length_edit.setEnabled(model is not None)
+        d = a.detection
+        asked = a.probe.tokens if a.probe.tokens is not None else (a.probe.default(model) if model else None)
+        text = "" if asked is None else str(asked)
+        if self.length_edit.text() != text and not self.length_edit.hasFocus():
+            with QSignalBlocker(self.length_edit):
+                self.length_edit.setText(text)
+        self.length_note.setText(f"tokens × 2 = {d.positions:,} positions" if d is not None else "tokens × 2")
+        self.length_note.setToolTip(f"at most {a.probe.room(model):,} tokens a copy on {model.name}"
+                                    if model is not None else "")
+
+    def _set_length(self) -> None:
+        """The probe length typed: run at it, or say why not under the field and show the length kept."""
+        try:
+            self.analysis.set_probe_length(self.length_edit.text())
+        except ValueError as exc:
+            self.length_error.setText(span("⚠ " + html.escape(str(exc)), colors_for(self.dark).bad))
+            self.length_error.setVisible(True)
+            with QSignalBlocker(self.length_edit):
+                self.length_edit.clearFocus()
+            self._show_length()
+            return
+        self.length_error.setText("")
+        self.length_error.setVisible(False)
 
     # ------------------------------------------------------------------ layout
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
