@@ -2,7 +2,8 @@
 
 Before, a draw re-measured every label for every line (heads × T² lines × 2T labels): 86.6 s at 68 tokens with 8
 heads in the window. Now labels are measured once per text and thinned, long columns pool neighbouring rows, and at
-most ``LINE_BUDGET`` lines are drawn. Target: < 200 ms per draw at any length.
+most ``LINE_BUDGET`` lines are drawn. Target: < 200 ms per draw at any length. The machine is shared: each row
+ends with the 1-minute load average when it was measured.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_flow.py [--repeat 3]
 """
@@ -37,7 +38,8 @@ def main() -> None:
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     print(f"load average before: {os.getloadavg()[0]:.2f}; line budget {LINE_BUDGET}")
-    print(f"{'heads':>5} {'tokens':>6} {'first draw ms':>13} {'repaint ms':>10} {'hover ms':>8} {'lines':>6}")
+    print(f"{'heads':>5} {'tokens':>6} {'first draw ms':>13} {'repaint ms':>10} {'hover ms':>8} {'lines':>6} "
+          f"{'load':>5}")
     for heads, n in ((8, 16), (8, 68), (8, 300), (8, 1024), (8, 2048), (1, 4096)):
         d = data(heads, n)
         firsts, repaints, hovers = [], [], []
@@ -58,7 +60,7 @@ def main() -> None:
             lines = len(c.drawn)
             c.deleteLater()
         print(f"{heads:>5} {n:>6} {statistics.median(firsts) * 1e3:>13.1f} {statistics.median(repaints) * 1e3:>10.1f} "
-              f"{statistics.median(hovers) * 1e3:>8.1f} {lines:>6}")
+              f"{statistics.median(hovers) * 1e3:>8.1f} {lines:>6} {os.getloadavg()[0]:>5.2f}")
         app.processEvents()
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

@@ -175,6 +175,9 @@ def test_the_tab_takes_the_long_trace_measuring_each_distinct_token_once_and_col
     qtbot.addWidget(tab)  # not shown (the head map is not drawn: see the module's note in the report)
     tab.resize(1100, 700)  # the strip rewraps
     s._announce("trace", "hovered", "window")  # what the session announces when the trace arrives, once more
+    layers = s.trace.info.layers
+    assert tab.grid.colouring == (layers > 2)  # the mosaic's first band now, the rest one band per event-loop turn
+    qtbot.waitUntil(lambda: not tab.grid.colouring, timeout=5_000)
     tab.grid.grab()
     # the tab showed the trace twice (when made, and on the announcement) and rewrapped: 90 distinct tokens measured
     # once each (before: 4,096 measurements a layout, two layouts each time)

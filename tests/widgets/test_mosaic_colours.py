@@ -116,3 +116,39 @@ def test_the_mosaic_asks_for_no_huge_pages_on_the_gui_thread(qtbot):
     assert not isinstance(root, np.ndarray)  # the image's memory is not numpy's own (no huge pages asked for)
     assert peak - image.nbytes < HUGE_PAGE_BYTES  # before: the float tile, the copy and the colours, 50+ MB
     np.testing.assert_array_equal(image, mosaic_colours(w, colour_table()))
+
+
+def test_a_long_traces_mosaic_is_coloured_a_band_of_layers_per_event_loop_turn(qtbot):
+    """The image is written into new memory, and touching 30 MB of it at once (a 4,096-token trace's 24 x 14 maps of
+    128 x 128 blocks) took up to 170 ms of system time on the GUI thread. A progressive ``set_maps`` colours
+    BAND_LAYERS layers at once and one band per turn after; the old maps are gone at once and the read-outs are
+    whole at once; a new set of maps started midway replaces the old."""
+    from app.widgets.grid.mosaic import BAND_LAYERS, gap_cells
+
+    grid = MosaicGrid(dark=False)
+    qtbot.addWidget(grid)
+    layers, heads, n = 24, 14, 128
+    w = weights(layers=layers, heads=heads, n=n, seed=9)
+    old = weights(layers=layers, heads=heads, n=n, seed=10)
+    grid.set_maps(old, [f"t{i}" for i in range(n)], causal=True, progressive=True)
+    grid.set_maps(w, [f"t{i}" for i in range(n)], causal=True, progressive=True)  # before the old one finished
+    want = mosaic_colours(w, colour_table())
+    band_rows = BAND_LAYERS * (n + gap_cells(n))
+    image = grid.image.image
+    assert grid.colouring
+    np.testing.assert_array_equal(image[:band_rows], want[:band_rows])  # the first band now
+    assert not image[band_rows:].any()  # the rest transparent (not the old maps) until its turn
+    np.testing.assert_array_equal(grid.values(23, 13), w[23, 13])  # the read-outs are whole at once
+    turns = 0
+    while grid.colouring:
+        qtbot.wait(1)
+        turns += 1
+    assert 0 < turns <= layers // BAND_LAYERS
+    np.testing.assert_array_equal(grid.image.image, want)  # the image pyqtgraph shows, all of it
+    assert grid.image.image is image  # filled in place: the QImage wrapping it shows each band as it comes
+    whole = MosaicGrid(dark=False)  # the same maps coloured at once: the same picture on screen
+    qtbot.addWidget(whole)
+    for g in (grid, whole):
+        g.resize(800, 600)
+    whole.set_maps(w, [f"t{i}" for i in range(n)], causal=True)
+    assert grid.grab().toImage() == whole.grab().toImage()

@@ -60,7 +60,8 @@ class HeadsGridView(RedrawWhenShown, MosaicGrid):
         if t is None:
             return
         maps, labels = grid_maps(t)  # a long trace: every head block-pooled (its exact map opens large)
-        self.set_maps(maps, labels, causal=t.mask(0) is not None)
+        # a long trace's 336 maps are coloured two layers per event-loop turn (30 MB of new memory at once stalled)
+        self.set_maps(maps, labels, causal=t.mask(0) is not None, progressive=t.is_long)
         self.set_picked(self.session.selected)
         self.set_disabled_heads(set(t.ablated))  # switched off in the Detect view
         self.set_marked(set(self.session.heads.heads_above()))  # the Detect view's detector, above its threshold

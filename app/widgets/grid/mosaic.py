@@ -8,21 +8,24 @@ once and repaint in tens of milliseconds, whatever the count. The signals and re
 use either.
 Layers and heads are labelled from ``first_index`` (0 for real models, as the papers count).
 
-The image is coloured here, once per ``set_maps``, in one numpy lookup (``mosaic_colours``): handed pyqtgraph a
-float tile with NaN gaps, its render took 180-250 ms for a 4,096-token trace's 336 maps of 128 x 128 blocks (a
+The image is coloured here, once per ``set_maps``, with numpy lookups (``colour_layers``): handed pyqtgraph a float
+tile with NaN gaps, its render took 180-250 ms for a 4,096-token trace's 336 maps of 128 x 128 blocks (a
 7.5-million-pixel tile through its NaN path, "expected to be small", and its LUT), the longest stall of the Model tab
 when the trace arrived. The colours are pyqtgraph's own (the same index per value, the same colour table), the gaps
-transparent as its NaNs were (tests/widgets/test_mosaic_colours.py compares the pixels).
+transparent as its NaNs were (tests/widgets/test_mosaic_colours.py compares the pixels). A long trace's image is
+filled a band of layers per event-loop turn (``progressive``, ``BAND_LAYERS``): the memory it is written into is
+new, and touching 30 MB of new memory at once took up to 170 ms of system time on the shared VM.
 """
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -46,39 +49,58 @@ def colour_table() -> np.ndarray:
 HUGE_PAGE_BYTES = 1 << 22
 """numpy asks the kernel to back an array of 4 MiB or more with 2 MB pages (``madvise``); faulting in a fresh one
 cost ~3 ms on the shared 2-core VM, and the mosaic's 130 MB of arrays 180-210 ms of system time on the GUI thread
-when a 4,096-token trace arrived (9 ms in 4 KB pages). ``mosaic_colours`` works a layer at a time in buffers under
-this size and writes the image into plain memory."""
+when a 4,096-token trace arrived (9 ms in 4 KB pages). The colouring works a layer at a time in buffers under this
+size and writes the image into plain memory."""
+BAND_LAYERS = 2
+"""Layers coloured per event-loop turn by a progressive ``set_maps``. Even in 4 KB pages, the first touch of the
+30 MB image of a 4,096-token trace took 9-170 ms of system time (it varies with how the VM's memory was used last),
+so a long trace's image is filled a band of layers a turn, each band touching its own rows only."""
 
 
-def mosaic_colours(weights: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """(layers, heads, n, n) weights in [0, 1] as the mosaic's RGBA image, (rows, columns, 4) uint8, C-contiguous:
-    each map at its tile, the gaps between maps (and any NaN) transparent. The index per value is pyqtgraph's for
-    levels (0, 1) and a 256-colour table (``rescaleData`` in float32: scale by 256, clip to 0 … 255, truncate).
+def pixels(rows: int, cols: int) -> np.ndarray:
+    """A transparent (rows, cols) RGBA image as uint32, in an anonymous mapping: zero pages the kernel hands out
+    as each row is first written (no huge pages asked for, nothing touched here)."""
+    return np.frombuffer(mmap.mmap(-1, max(rows * cols * 4, 4)), dtype=np.uint32)[:rows * cols].reshape(rows, cols)
 
-    One layer at a time (its buffers reused, each under ``HUGE_PAGE_BYTES`` for a real model's layer), into a
-    zeroed ``bytearray`` (plain memory: no huge pages asked for)."""
-    w = np.asarray(weights, dtype=np.float32)
-    layers, heads, n, _ = w.shape
-    g = gap_cells(n)
-    step = n + g
-    rows, cols = layers * step - g, heads * step - g
-    out = np.frombuffer(bytearray(rows * cols * 4), dtype=np.uint32).reshape(rows, cols)  # 0: transparent
+
+def colour_layers(weights: np.ndarray, table: np.ndarray, out: np.ndarray, layers: range) -> None:
+    """Write ``layers`` of (layers, heads, n, n) weights into ``out`` (``pixels``' uint32 image) at their tiles.
+    The index per value is pyqtgraph's for levels (0, 1) and a 256-colour table (``rescaleData`` in float32: scale
+    by 256, clip to 0 … 255, truncate); a NaN is transparent, as pyqtgraph drew it. One layer at a time, in
+    buffers reused (under ``HUGE_PAGE_BYTES`` for a real model's layer)."""
+    _, heads, n, _ = weights.shape
+    step = n + gap_cells(n)
     scaled = np.empty((heads, n, n), dtype=np.float32)
     index = np.empty((heads, n, n), dtype=np.uint8)
     colours = np.empty((heads, n, n), dtype=np.uint32)
-    for li in range(layers):
-        np.multiply(w[li], np.float32(256), out=scaled)
+    for li in layers:
+        np.multiply(weights[li], np.float32(256), out=scaled)
         np.clip(scaled, 0, 255, out=scaled)
         with np.errstate(invalid="ignore"):  # a NaN's index is meaningless: it is made transparent below
             index[...] = scaled
         np.take(table, index, out=colours)
-        nan = np.isnan(w[li])
+        nan = np.isnan(weights[li])
         if nan.any():
             colours[nan] = 0
         band = out[li * step:li * step + n]
         for h in range(heads):
             band[:, h * step:h * step + n] = colours[h]
-    return out.view(np.uint8).reshape(rows, cols, 4)
+
+
+def image_size(shape: Sequence[int]) -> tuple[int, int]:
+    """(rows, columns) of the mosaic of (layers, heads, n, n) maps, gaps between them."""
+    layers, heads, n = int(shape[0]), int(shape[1]), int(shape[2])
+    g = gap_cells(n)
+    return layers * (n + g) - g, heads * (n + g) - g
+
+
+def mosaic_colours(weights: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """(layers, heads, n, n) weights in [0, 1] as the whole mosaic's RGBA image, (rows, columns, 4) uint8,
+    C-contiguous: each map at its tile, the gaps between maps (and any NaN) transparent."""
+    w = np.asarray(weights, dtype=np.float32)
+    out = pixels(*image_size(w.shape))
+    colour_layers(w, table, out, range(w.shape[0]))
+    return out.view(np.uint8).reshape(*out.shape, 4)
 
 
 class MosaicOverlay(pg.GraphicsObject):
@@ -182,6 +204,12 @@ class MosaicGrid(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap("weights"), interactive=False,
                                         width=12, colorMapMenu=False, label="attention weight")
         self._table = colour_table()
+        self._pixels = pixels(0, 0)
+        self._left = range(0)  # layers still to colour
+        self._next_band = QTimer(self)
+        self._next_band.setSingleShot(True)
+        self._next_band.setInterval(0)  # the next turn of the event loop: paints and input come between bands
+        self._next_band.timeout.connect(self._colour_next)
         self.message = pg.LabelItem("")
         self.graphics.ci.addItem(self.message, row=0, col=0, colspan=2)
         self.graphics.ci.addItem(self.plot, row=1, col=0)
@@ -204,26 +232,47 @@ class MosaicGrid(QWidget):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
 
-    def set_maps(self, weights: Any, labels: Sequence[str], *, causal: bool) -> None:
+    def set_maps(self, weights: Any, labels: Sequence[str], *, causal: bool, progressive: bool = False) -> None:
         """Show (layers, heads, T, T) weights; ``labels``: the T tokens (for hover read-outs). The weights are kept
-        (not copied) until the next call: the caller does not change them meanwhile."""
+        (not copied) until the next call: the caller does not change them meanwhile. ``progressive``: colour
+        ``BAND_LAYERS`` layers now and the rest one band per event-loop turn (``colouring`` says whether any is
+        left); the old maps are gone at once, the new ones appear band by band, the read-outs are whole at once."""
         # read later by the hover read-outs and ``values``: kept, not copied (a long trace's maps are 22 MB; a
         # trace's arrays are never written), and read-only through the grid
         w = np.asarray(weights, dtype=np.float32).view()
         w.flags.writeable = False
         layers, heads, n, _ = w.shape
         g = gap_cells(n)
-        tile = mosaic_colours(w, self._table)
+        rows, cols = image_size(w.shape)
+        self._pixels = pixels(rows, cols)  # transparent until coloured
         self.weights, self.labels_ = w, list(labels)
-        self.image.setImage(tile, autoLevels=False)
-        self.image.setRect(QRectF(0, 0, tile.shape[1], tile.shape[0]))
+        self._left = range(layers)
+        self._colour_band(BAND_LAYERS if progressive else layers)
+        self.image.setImage(self._pixels.view(np.uint8).reshape(rows, cols, 4), autoLevels=False)  # wraps them
+        self.image.setRect(QRectF(0, 0, cols, rows))
         self.overlay.set_geometry(layers, heads, n, causal)
         step = n + g
         f = self.first_index
         self.plot.getAxis("left").setTicks([[(li * step + n / 2, f"L{li + f}") for li in range(layers)]])
         self.plot.getAxis("top").setTicks([[(h * step + n / 2, f"H{h + f}") for h in range(heads)]])
-        self.plot.getViewBox().setRange(xRange=(0, tile.shape[1]), yRange=(0, tile.shape[0]), padding=0.01)
+        self.plot.getViewBox().setRange(xRange=(0, cols), yRange=(0, rows), padding=0.01)
         self.message.setText("")
+
+    @property
+    def colouring(self) -> bool:
+        """Whether layers of the maps shown are still to be coloured (a progressive ``set_maps``)."""
+        return len(self._left) > 0
+
+    def _colour_band(self, count: int) -> None:
+        band, self._left = self._left[:count], self._left[count:]
+        colour_layers(self.weights, self._table, self._pixels, band)
+        if self._left:
+            self._next_band.start()
+
+    def _colour_next(self) -> None:
+        if self._left:
+            self._colour_band(BAND_LAYERS)
+            self.image.update()  # the image wraps ``_pixels``: the new band shows at the next paint
 
     def values(self, layer: int, head: int) -> np.ndarray:
         """The map shown for this head (a copy)."""
