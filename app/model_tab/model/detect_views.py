@@ -238,6 +238,8 @@ def scan_grid(a: HeadsAnalysis) -> Grid | None:
         parts.append(f"cancelled after {r.done} of {r.total} heads: the rest not measured")
     if r.off != a.off:
         parts.append("⚠ heads switched since: scan again to measure the model as it is now")
+    if a.scan_measure == "repeat" and a.probe.tokens is not None:  # a scan runs the default probe's length
+        parts.append(f"the scan's probe is the default one, not the {a.probe.tokens:,}-token one above")
     return Grid(values, rows, cols, "signed", a.off, unmeasured if unmeasured.any() else None,
                 f"Loss change with each head off ({scan.how})",
                 "; ".join(parts) + ". Red: the loss rises without that head. Click a head to switch it off or on.")
