@@ -146,11 +146,12 @@ def test_the_flow_joins_blocks_of_positions(traced):
 
 
 def test_the_tab_takes_the_long_trace_measuring_each_distinct_token_once_and_colouring_the_mosaic_once(
-        traced, qtbot, monkeypatch):
+        long_model, qtbot, monkeypatch):
     """What runs on the GUI thread when a 4,096-token trace arrives (505 ms once, the longest stall): the token
     strip measured all 4,096 tokens twice and pyqtgraph coloured the mosaic's 7.5-million-pixel float tile through
-    its NaN path. Counted here: one measurement per distinct token, no pyqtgraph colouring, the mosaic's colours
-    those of the trace's pooled maps."""
+    its NaN path. Counted here, on a session of its own (the shared one still reaches the views of the tests
+    above, whose widgets are gone) whose tab takes the trace as the window does: one measurement per distinct
+    token, no pyqtgraph colouring, the mosaic's colours those of the trace's pooled maps."""
     from pyqtgraph import functions_qimage
     from PySide6.QtGui import QFontMetricsF
 
@@ -158,7 +159,6 @@ def test_the_tab_takes_the_long_trace_measuring_each_distinct_token_once_and_col
     from app.model_tab.qt.tab import ModelTab
     from app.widgets.grid.mosaic import colour_table, mosaic_colours
 
-    s, _full = traced
     measured: list[str] = []
     coloured: list[object] = []
 
@@ -171,17 +171,21 @@ def test_the_tab_takes_the_long_trace_measuring_each_distinct_token_once_and_col
     monkeypatch.setattr(tokens_module, "QFontMetricsF", Counting)
     monkeypatch.setattr(functions_qimage, "_rescale_and_lookup_float",
                         lambda *a, **k: coloured.append(a[1].shape) or real(*a, **k))
+    s = InspectSession()
+    s.set_text(TEXT)  # no model yet: kept for the load, which traces it
     tab = ModelTab(s)
-    qtbot.addWidget(tab)  # not shown (the head map is not drawn: see the module's note in the report)
-    tab.resize(1100, 700)  # the strip rewraps
-    s._announce("trace", "hovered", "window")  # what the session announces when the trace arrives, once more
-    layers = s.trace.info.layers
-    assert tab.grid.colouring == (layers > 2)  # the mosaic's first band now, the rest one band per event-loop turn
-    qtbot.waitUntil(lambda: not tab.grid.colouring, timeout=5_000)
-    tab.grid.grab()
-    # the tab showed the trace twice (when made, and on the announcement) and rewrapped: 90 distinct tokens measured
-    # once each (before: 4,096 measurements a layout, two layouts each time)
-    assert sorted(measured) == sorted(set(s.trace.tokens))
-    assert tab.tokens.tokens == s.trace.tokens and len(tab.tokens._inner.boxes) == T
-    assert coloured == []
-    np.testing.assert_array_equal(tab.grid.image.image, mosaic_colours(s.trace.overview.max, colour_table()))
+    qtbot.addWidget(tab)  # not shown (the head map is not drawn)
+    tab.resize(1100, 700)
+    try:
+        s.load(long_model)
+        assert s.wait_idle(300) and s.trace is not None and len(s.trace) == T  # it arrived through the session
+        tab.resize(900, 700)  # the strip rewraps
+        qtbot.waitUntil(lambda: not tab.grid.colouring, timeout=5_000)
+        tab.grid.grab()
+        # 90 distinct tokens measured once each (before: 4,096 measurements a layout, two layouts on arrival)
+        assert sorted(measured) == sorted(set(s.trace.tokens))
+        assert tab.tokens.tokens == s.trace.tokens and len(tab.tokens._inner.boxes) == T
+        assert coloured == []
+        np.testing.assert_array_equal(tab.grid.image.image, mosaic_colours(s.trace.overview.max, colour_table()))
+    finally:
+        s.shutdown()
