@@ -189,3 +189,24 @@ def test_the_tab_takes_the_long_trace_measuring_each_distinct_token_once_and_col
         np.testing.assert_array_equal(tab.grid.image.image, mosaic_colours(s.trace.overview.max, colour_table()))
     finally:
         s.shutdown()
+
+
+def test_a_deleted_grid_is_not_kept_alive_by_the_session(traced, qapp):
+    """The session's events held the heads grid through lambdas: every grid made on a session lived as long as it,
+    and once its widget was deleted the next announcement raised "Internal C++ object (HeadsGridView) already
+    deleted" (this module's shared session, tests/pretrained/test_pretrained.py in the same process)."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    s, _full = traced
+    grid = HeadsGridView(s)
+    gone = weakref.ref(grid)
+    grid.deleteLater()
+    del grid
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+    assert gone() is None  # nothing but the test held it
+    s._announce("trace", "selected")  # reaches no deleted widget
+    s.heads._announce("detection")

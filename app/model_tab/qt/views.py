@@ -48,11 +48,19 @@ class HeadsGridView(RedrawWhenShown, MosaicGrid):
         self._cell: tuple[int, int] | None = None  # the map cell under the pointer (a long trace's block)
         self.headClicked.connect(self._pick)
         self.cellHovered.connect(self._hovered)
+        # bound methods, which the session's events hold weakly: lambdas here kept every grid ever made alive (and
+        # reached by the session's events after its widget was deleted)
         session.events.trace.connect(self.request_redraw)
-        session.events.selected.connect(lambda: self.set_picked(session.selected))
+        session.events.selected.connect(self._show_picked)
         for sig in (session.heads.events.detection, session.heads.events.kind, session.heads.events.cover):
-            sig.connect(lambda: self.set_marked(set(session.heads.heads_above())))
+            sig.connect(self._show_marked)
         self.show_message("No model yet: pick one on the left (or Open folder…).")
+
+    def _show_picked(self) -> None:
+        self.set_picked(self.session.selected)
+
+    def _show_marked(self) -> None:
+        self.set_marked(set(self.session.heads.heads_above()))
 
     def redraw(self) -> None:
         self._stale = False
