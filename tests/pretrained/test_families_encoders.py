@@ -78,3 +78,23 @@ def test_the_model_tab_says_an_encoder_predicts_the_masked_token(encoders, hf_mo
     assert text.startswith("<b>Predicted for '[MASK]'</b>") and "Next token" not in text
     gpt2 = load_pretrained(hf_models["gpt2"]).trace("The quick brown fox")
     assert next_token_html(gpt2, 1, gpt2.top_next(3)[1]).startswith("<b>Next token after")
+
+
+def test_the_model_tab_names_the_last_mask_until_another_position_is_hovered(encoders):
+    """With nothing hovered the list was about the last token ('[SEP]': "Predicted at (no mask here)") although
+    the text asked the encoder to fill in its [MASK]s."""
+    from app.model_tab.model.session import InspectSession
+    from app.model_tab.model.views import next_token_html
+
+    s = InspectSession()
+    s.load(encoders["bert"])
+    assert s.wait_idle(120)
+    s.set_text(MASKED["bert"])
+    assert s.wait_idle(120) and s.trace is not None
+    last_mask = max(s.trace.masked_positions)
+    assert s.trace.tokens[last_mask] == "[MASK]" and last_mask < len(s.trace) - 1
+    assert s.shown_position == last_mask
+    assert [i for _n, i, _p in s.top_next()] == list(np.argsort(-s.trace.logits[last_mask], kind="stable")[:5])
+    assert next_token_html(s.trace, s.shown_position, s.top_next()).startswith("<b>Predicted for '[MASK]'</b>")
+    s.hover(1)  # a hovered position is still the one shown
+    assert s.shown_position == 1

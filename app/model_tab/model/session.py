@@ -120,10 +120,15 @@ class InspectSession(Evented):
 
     @property
     def shown_position(self) -> int:
-        """The position the next-token list is about: the hovered one, else the last token."""
+        """The position the next-token list is about: the hovered one, else the last token; an encoder's (a trace
+        that predicts masked tokens), else its last ``[MASK]``: what the text asked it to fill in."""
         if self.hovered is not None:
             return self.hovered
-        return len(self.trace) - 1 if self.trace is not None else -1
+        if self.trace is None:
+            return -1
+        if self.trace.prediction == "masked" and self.trace.masked_positions:
+            return max(self.trace.masked_positions)
+        return len(self.trace) - 1
 
     def head_for_playground(self, layer: int | None = None, head: int | None = None) -> PlaygroundHead:
         """The picked (or given) head as Playground inputs; ValueError when there is no trace or it cannot be
