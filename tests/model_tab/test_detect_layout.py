@@ -53,3 +53,23 @@ def test_a_wide_view_keeps_the_heads_list_as_a_column(window, qtbot, induction_m
     qtbot.waitUntil(lambda: not view.narrow, timeout=5000)
     qtbot.wait(20)
     assert view.heads.isVisible() and view.left.count() == 2 and view.heads.width() == 170
+
+
+def test_a_short_view_gives_the_pattern_and_the_curve_a_tab_each(window, qtbot, induction_model):
+    """At 1024 × 640 the Detect view is ~725 × 330 px: the pattern and the curve sharing its height left the map ~30
+    px high. Short, they are two tabs, each with the whole height; tall again, they share it as before."""
+    from app.model_tab.qt.detect_view import CURVE_TAB, PATTERN_TAB
+
+    view = _detect_at(window, qtbot, induction_model, (725, 330))
+    assert view.short and view.middle_tabs.isVisible() and not view.middle.isVisible()
+    assert [view.middle_tabs.tabText(i) for i in range(view.middle_tabs.count())] == [PATTERN_TAB, CURVE_TAB]
+    plot = view.pattern.plot.getViewBox().sceneBoundingRect()
+    assert plot.height() >= 100, plot
+    view.middle_tabs.setCurrentWidget(view.curve)
+    qtbot.wait(20)
+    assert view.curve.isVisible() and view.curve.plot_widget.height() >= 150
+    view.resize(660, 510)
+    qtbot.waitUntil(lambda: not view.short, timeout=5000)
+    qtbot.wait(20)
+    assert view.middle.isVisible() and not view.middle_tabs.isVisible() and view.middle.count() == 2
+    assert view.pattern_window.isVisible() and view.curve.isVisible()

@@ -8,7 +8,8 @@ off alone, with progress and Cancel; click a head there to switch it off). Middl
 with the ideal pattern circled, through the probe's window (``detect_window``: scroll bars, zoom, the window's
 caption), and the loss at every position of the window.
 Right: every head with a check box (uncheck to switch it off), "Switch off the heads above 0.4", "Switch all back on";
-in a narrow view (``NARROW``) this list is a third tab of the left column instead, so the middle gets the room.
+in a narrow view (``NARROW``) this list is a third tab of the left column instead, so the middle gets the room; in
+a short one (``SHORT``) the pattern and the loss curve take turns in two tabs instead of sharing the height.
 Layout and wiring only: ``session.heads`` (``HeadsAnalysis``) runs everything off the GUI thread and the views in
 ``detect_maps`` draw what ``app.model_tab.model.detect_views`` derives. The theme follows the application's palette.
 """
@@ -48,6 +49,11 @@ NARROW = 900
 """Below this width (the Model tab at 1280 × 800 beside the Learn dock: ~660 px; at 1024 × 640: ~750 px) the heads
 list joins the left column's tabs, so the pattern and the loss curve get the width its column took: three columns
 left them ~150 px wide, the pattern ~70 px high and the curve's caption cut."""
+SHORT = 420
+"""Below this height (the Model tab at 1024 × 640: ~330 px) the pattern and the loss curve are two tabs: sharing it,
+the pattern's map was ~30 px high, no cell of a window readable. Beside the Learn dock at 1280 × 800 (~510 px) they
+still share it."""
+PATTERN_TAB, CURVE_TAB = "Head's pattern", "Loss per position"
 
 
 class HeadsList(QWidget):
@@ -201,14 +207,18 @@ class DetectView(QWidget):
         middle.setStretchFactor(0, 1)
         middle.setStretchFactor(1, 1)
         self.middle = middle
+        self.middle_tabs = QTabWidget()  # the two in turns, in a short view (``set_short``)
+        self.middle_tabs.setDocumentMode(True)
+        self.middle_tabs.hide()
         self.heads = HeadsList(session)
         self.heads.setFixedWidth(HEADS_WIDTH)
         columns.addWidget(self.left, 1)
         columns.addWidget(middle, 1)
+        columns.addWidget(self.middle_tabs, 1)
         columns.addWidget(self.heads)
         v.addLayout(columns, 1)
         self.columns = columns
-        self.narrow = False
+        self.narrow = self.short = False
         self.dark = False
         ev = self.analysis.events
         for sig in (ev.detection, ev.kind, ev.off, ev.status, ev.cover, ev.progress, self.analysis.probe.events.length,
@@ -272,6 +282,24 @@ class DetectView(QWidget):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
         self.set_narrow(self.width() < NARROW)
+        self.set_short(self.height() < SHORT)
+
+    def set_short(self, short: bool) -> None:
+        """The pattern above the loss curve, the line between them draggable (tall), or the two as tabs (short)."""
+        if short == self.short:
+            return
+        self.short = short
+        parts = (self.pattern_window, PATTERN_TAB), (self.curve, CURVE_TAB)
+        if short:
+            for part, title in parts:
+                self.middle_tabs.addTab(part, title)
+        else:
+            self.middle_tabs.clear()  # (the pages are kept: the splitter takes them back)
+            for part, _title in parts:
+                self.middle.addWidget(part)
+                part.show()  # a tab page that was not current is hidden
+        self.middle.setVisible(not short)
+        self.middle_tabs.setVisible(short)
 
     def set_narrow(self, narrow: bool) -> None:
         """The heads list as a third column (wide), or as a tab beside the scores and the scan (narrow)."""
