@@ -78,17 +78,33 @@ def build_gpt2_small(folder: Path, seed: int = 0) -> int:
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
+FAULTS: dict[str, list[tuple[int, int]]] = {"ours": [], "theirs": []}
+"""Page faults (minor, major) of each timed call of the last ``_median_pair``: a major fault re-reads a page from
+disk (a memory-mapped weight evicted by the page cache), a minor one maps a fresh page (a new large array)."""
+
+
 def _median_pair(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int) -> tuple[float, float]:
     """Median seconds of each, called alternately (ours, theirs, ours, ...) after one warm-up call of each."""
+    import resource
+
     ours()
     theirs()
     a, b = [], []
+    FAULTS["ours"], FAULTS["theirs"] = [], []
     for _ in range(rounds):
-        for fn, out in ((ours, a), (theirs, b)):
+        for fn, out, name in ((ours, a, "ours"), (theirs, b, "theirs")):
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
             t0 = time.perf_counter()
             fn()
             out.append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
+            FAULTS[name].append((r1.ru_minflt - r0.ru_minflt, r1.ru_majflt - r0.ru_majflt))
     return float(np.median(a)), float(np.median(b))
+
+
+def _faults(name: str) -> str:
+    minor, major = (int(np.median([f[i] for f in FAULTS[name]])) for i in (0, 1))
+    return f"{minor:,} minor / {major:,} major"
 
 
 def side_by_side(shape: str, folder: Path, lengths: list[int], threads: int, rounds: int) -> list[dict[str, Any]]:
@@ -113,9 +129,11 @@ def side_by_side(shape: str, folder: Path, lengths: list[int], threads: int, rou
             diff = float(np.abs(ours.trace(ids).attentions - torch.stack(theirs().attentions)[:, 0].numpy()).max())
         t_ours, t_ref = _median_pair(lambda ids=ids: ours.trace(ids), theirs, rounds)
         rows.append({"shape": shape, "tokens": n, "ours_s": t_ours, "transformers_s": t_ref,
-                     "ratio": t_ours / t_ref, "max_weight_diff": diff, "threads": threads})
+                     "ratio": t_ours / t_ref, "max_weight_diff": diff, "threads": threads,
+                     "faults": dict(FAULTS), "load": os.getloadavg()})
         print(f"{shape:11} {n:5} tokens: ours {t_ours:.3f} s, transformers eager {t_ref:.3f} s, ratio "
-              f"{t_ours / t_ref:.2f} (target <= 1.0), weights equal to {diff:.1e}", flush=True)
+              f"{t_ours / t_ref:.2f} (target <= 1.0), weights equal to {diff:.1e}; page faults per call: ours "
+              f"{_faults('ours')}, theirs {_faults('theirs')}; load average {os.getloadavg()}", flush=True)
     return rows
 
 
@@ -138,7 +156,7 @@ def full_forward_scan(model: Any, text: str, seq_len: int | None = None, seed: i
     return tuple(out)
 
 
-def scan_comparison(folder: Path, threads: int) -> dict[str, Any]:
+def scan_comparison(folder: Path, threads: int, rounds: int = 1) -> dict[str, Any]:
     """ablation_scan (restarting at the ablated layer) against full_forward_scan, alternately, same numbers."""
     from attention_core.phenomena import ablation_scan
     from attention_core.pretrained import load_pretrained
@@ -148,10 +166,11 @@ def scan_comparison(folder: Path, threads: int) -> dict[str, Any]:
     scan = ablation_scan(model, text)
     full = full_forward_scan(model, text)
     diff = max(float(np.abs(scan.text_change - full[0]).max()), float(np.abs(scan.repeat_change - full[1]).max()))
-    t_reuse, t_full = _median_pair(lambda: ablation_scan(model, text), lambda: full_forward_scan(model, text), 1)
+    t_reuse, t_full = _median_pair(lambda: ablation_scan(model, text), lambda: full_forward_scan(model, text),
+                                   rounds)
     print(f"ablation scan of {scan.text_change.size} heads: reusing the layers before {t_reuse:.1f} s, from the "
           f"embeddings {t_full:.1f} s: {t_full / t_reuse:.2f} x faster (target >= 1.8 x); numbers equal to "
-          f"{diff:.1e}", flush=True)
+          f"{diff:.1e}; load average {os.getloadavg()}", flush=True)
     return {"reuse_s": t_reuse, "full_s": t_full, "speedup": t_full / t_reuse, "max_diff": diff}
 
 
@@ -165,7 +184,8 @@ def run_side_by_side(args: argparse.Namespace) -> None:
         rows = []
         for shape in args.shapes:
             rows += side_by_side(shape, ensure(shape, root / shape), args.lengths, args.threads, args.rounds)
-        scan = None if args.skip_scan else scan_comparison(ensure("gpt2-small", root / "gpt2-small"), args.threads)
+        scan = None if args.skip_scan else scan_comparison(ensure("gpt2-small", root / "gpt2-small"), args.threads,
+                                                           args.scan_rounds)
         if args.json:
             args.json.write_text(json.dumps({"rows": rows, "scan": scan, "load": os.getloadavg()}, indent=2))
     finally:
@@ -200,6 +220,7 @@ def main() -> None:
                     help="with --side-by-side (none: the scans only)")
     ap.add_argument("--lengths", nargs="+", type=int, default=[128, 1024], help="with --side-by-side")
     ap.add_argument("--rounds", type=int, default=3, help="alternating calls of each (median)")
+    ap.add_argument("--scan-rounds", type=int, default=1, help="with --side-by-side: alternating scans of each")
     ap.add_argument("--json", type=Path, default=None, help="write the side-by-side figures here")
     args = ap.parse_args()
     if args.side_by_side:

@@ -31,7 +31,10 @@ from .layers import (
     Norm,
     activation,
     attention_weights,
+    layer_masks,
     overview_attention,
+    position_mask,
+    replace_heads,
     rope_inv_freq,
     rope_tables,
     rotate_half_rope,
@@ -43,6 +46,7 @@ residual stream entering the layer (which lets a later run restart there); ``ove
 long text's reduced record (``pooled_max``, ``pooled_mean`` (B, heads, P, P) block-pooled maps, ``best_key`` and
 ``best_weight`` (B, heads, T): each query's largest weight), attention computed a block of queries at a time so no
 (heads, T, T) array is ever held; ``final``: the last layer's output (the logits' input), once."""
+HEAD_RECORDS = frozenset({"weights", "q", "scores", "head_out", "overview"})  # need a layer's attention run
 @dataclass
 class LayerWeights:
     """One block. Q, K, V come from ``qkv`` (fused: ``qkv_layout`` "gpt2" = [q | k | v] columns, "neox" = per head
@@ -111,34 +115,6 @@ class ForwardOutput:
 
 Ablation = Mapping[tuple[int, int], Any]
 """(layer, head) → "zero" or a vector (d_head,) (or (T, d_head)) that replaces that head's output."""
-
-
-def layer_masks(spec: ArchSpec, length: int, device: torch.device | str = "cpu") -> list[torch.Tensor | None]:
-    """Per layer the (T, T) bool mask, True = may attend: causal, and within the window for windowed layers;
-    None for a model that attends everywhere (this app's models trained without the causal mask)."""
-    i = torch.arange(length, device=device)
-    causal = i[None, :] <= i[:, None]
-    cache: dict[int | None, torch.Tensor | None] = {}
-    out = []
-    for w in spec.windows:
-        if w not in cache:
-            if not spec.causal:
-                cache[w] = None
-            else:
-                cache[w] = causal if w is None else causal & (i[None, :] > i[:, None] - w)
-        out.append(cache[w])
-    return out
-
-
-def position_mask(spec: ArchSpec, layer: int, q_positions: torch.Tensor, k_positions: torch.Tensor
-                  ) -> torch.Tensor | None:
-    """(Tq, Tk) bool, True = may attend, from the queries' and keys' positions: a key at or before the query, and
-    within the layer's window; None for a model that attends everywhere. Equals ``layer_masks`` for 0..T-1."""
-    if not spec.causal:
-        return None
-    q, k = q_positions[:, None], k_positions[None, :]
-    w = spec.windows[layer]
-    return (k <= q) if w is None else (k <= q) & (k > q - w)
 
 
 def _split(x: torch.Tensor, heads: int, d_head: int) -> torch.Tensor:
@@ -249,8 +225,16 @@ class ForwardPass:
 
     def _attention(self, li: int, lw: LayerWeights, h: torch.Tensor, ablate: Ablation | None,
                    rec: dict[str, list[torch.Tensor]], positions: torch.Tensor | None = None,
-                   cache: KVCache | None = None, extra_mask: torch.Tensor | None = None) -> torch.Tensor:
+                   cache: KVCache | None = None, extra_mask: torch.Tensor | None = None,
+                   into: Mapping[str, torch.Tensor] | None = None, rows: slice | None = None) -> torch.Tensor:
+        """``rows``: only these queries' outputs (keys and values from every position); ``into``: see ``run``."""
         spec = self.spec
+        b, t = h.shape[0], h.shape[1]
+        cut = slice(0, t) if rows is None else rows  # the positions this layer's outputs are
+        if (ablate and cache is None and not rec.keys() & HEAD_RECORDS
+                and all((li, head) in ablate for head in range(spec.n_heads))):  # every output replaced: skip
+            heads = torch.empty(b, spec.n_heads, len(range(t)[cut]), spec.d_head, dtype=self.dtype, device=h.device)
+            return self._out(lw, replace_heads(heads, li, ablate, cut))
         q, k, v = _qkv(spec, lw, h)
         if spec.positions == "rotary":
             at = torch.arange(q.shape[-2], device=q.device) if positions is None else positions
@@ -267,19 +251,17 @@ class ForwardPass:
         if spec.kv_group > 1:  # grouped-query attention: each key/value head serves kv_group query heads
             kf, vv = kf.repeat_interleave(spec.kv_group, dim=1), v.repeat_interleave(spec.kv_group, dim=1)
         mask = self._layer_mask(li, q.shape[-2], positions, k_positions, extra_mask)
+        qs = q if rows is None else q[:, :, rows]
+        mask = mask if rows is None or mask is None else mask[rows]
         if "overview" in rec:
             heads = overview_attention(q.float(), kf, vv, spec.scales[li], spec.softcap, mask, rec)
-        else:
-            weights = attention_weights(q.float(), kf, spec.scales[li], spec.softcap, mask)
-            heads = weights.to(vv.dtype) @ vv  # (B, H, T, d_head)
+        else:  # a trace's weights and head outputs are written straight into its arrays (``into``)
+            weights = attention_weights(qs.float(), kf, spec.scales[li], spec.softcap, mask,
+                                        into["weights"][li] if into and "weights" in into else None)
+            o = into["head_out"][li] if into and "head_out" in into else None
+            heads = torch.matmul(weights.to(vv.dtype), vv, out=o)  # (B, H, T, d_head)
         if ablate:
-            heads = heads.clone()
-            for (layer, head), how in ablate.items():
-                if layer == li:
-                    if isinstance(how, str):
-                        heads[:, head] = 0.0
-                    else:
-                        heads[:, head] = torch.as_tensor(np.asarray(how), dtype=heads.dtype, device=heads.device)
+            replace_heads(heads, li, ablate, cut)
         if "weights" in rec:
             rec["weights"].append(weights)
         if "qkv" in rec:
@@ -290,23 +272,31 @@ class ForwardPass:
             rec["scores"].append(q.float() @ kf.transpose(-1, -2))
         if "head_out" in rec:
             rec["head_out"].append(heads.float())
+        return self._out(lw, heads)
+
+    @staticmethod
+    def _out(lw: LayerWeights, heads: torch.Tensor) -> torch.Tensor:
         b, _, t, _ = heads.shape
         return lw.o(heads.transpose(1, 2).reshape(b, t, -1))
 
     def _mlp(self, lw: LayerWeights, h: torch.Tensor) -> torch.Tensor:
-        if lw.mlp_gate is not None:
-            return lw.mlp_out(activation(self.spec.act, lw.mlp_gate(h)) * lw.mlp_in(h))
-        return lw.mlp_out(activation(self.spec.act, lw.mlp_in(h)))
+        if lw.mlp_gate is not None:  # the activation's input and output are temporaries: in place
+            return lw.mlp_out(activation(self.spec.act, lw.mlp_gate(h), fresh=True).mul_(lw.mlp_in(h)))
+        return lw.mlp_out(activation(self.spec.act, lw.mlp_in(h), fresh=True))
 
     def _block(self, li: int, lw: LayerWeights, x: torch.Tensor, ablate: Ablation | None,
                rec: dict[str, list[torch.Tensor]], pos: torch.Tensor | None, cache: KVCache | None,
-               mask: torch.Tensor | None) -> torch.Tensor:
-        """One layer: where its norms sit is the family's (``ArchSpec.norm_place``)."""
+               mask: torch.Tensor | None, into: Mapping[str, torch.Tensor] | None = None,
+               rows: slice | None = None) -> torch.Tensor:
+        """One layer: where its norms sit is the family's (``ArchSpec.norm_place``). ``rows``: the outputs of
+        those positions only (a pre-norm decoder's last layer, when only they get logits)."""
         if self.spec.norm_place == "after":  # BERT's post-LN: the norm follows each residual add
             assert lw.ln1 is not None and lw.ln2 is not None
-            x = lw.ln1(x + self._attention(li, lw, x, ablate, rec, pos, cache, mask))
+            x = lw.ln1(x + self._attention(li, lw, x, ablate, rec, pos, cache, mask, into))
             return lw.ln2(x + self._mlp(lw, x))
-        attn = self._attention(li, lw, x if lw.ln1 is None else lw.ln1(x), ablate, rec, pos, cache, mask)
+        attn = self._attention(li, lw, x if lw.ln1 is None else lw.ln1(x), ablate, rec, pos, cache, mask, into,
+                               rows)
+        x = x if rows is None else x[:, rows]
         if lw.post1 is not None:  # OLMo-2, Gemma: the sublayer's output is normalised before it is added
             attn = lw.post1(attn)
         if self.spec.parallel_residual:  # GPT-NeoX: attention and MLP both read the layer's input
@@ -333,8 +323,8 @@ class ForwardPass:
     def run(self, ids: torch.Tensor, *, ablate: Ablation | None = None, record: frozenset[str] | set[str] = frozenset(),
             logits: bool = True, start_layer: int = 0, resid: torch.Tensor | None = None,
             stop_after: int | None = None, logit_positions: slice | None = None,
-            positions: Any = None, cache: KVCache | None = None, mask: torch.Tensor | None = None
-            ) -> ForwardOutput:
+            positions: Any = None, cache: KVCache | None = None, mask: torch.Tensor | None = None,
+            into: Mapping[str, torch.Tensor] | None = None) -> ForwardOutput:
         """ids (B, T) long. ``start_layer`` + ``resid`` (the residual stream entering that layer, recorded by an
         earlier run) skip the layers before it; ``stop_after`` ends after that layer (no logits);
         ``logit_positions`` computes the logits of those positions only (a loss over part of a sequence).
@@ -342,7 +332,13 @@ class ForwardPass:
         ``positions`` (T,) ints: the tokens' positions (default 0..T-1, or after the cache's last position when a
         ``cache`` is given). ``cache``: the keys and values of earlier tokens, which these tokens attend to as well;
         their keys and values are appended to it. ``mask`` (T, keys) bool, True = may attend: AND-ed with each
-        layer's own mask (keys = the cached ones, in the cache's order, then these tokens)."""
+        layer's own mask (keys = the cached ones, in the cache's order, then these tokens). ``into``: float32
+        (layers, B, heads, T, ...) tensors the ``weights`` (and ``head_out``) records are written into in place
+        (a trace's numpy arrays: nothing copied after the run).
+
+        Only what the logits need is computed: with ``logit_positions`` (a slice) and nothing recorded, a causal
+        model runs the positions up to the last of them only and its last layer those positions' outputs only;
+        a layer whose every head is ablated skips its attention (its outputs are the ablation's values)."""
         unknown = set(record) - RECORDABLE
         if unknown:
             raise ValueError(f"record: unknown {sorted(unknown)}; choose from {sorted(RECORDABLE)}")
@@ -365,16 +361,22 @@ class ForwardPass:
             raise ValueError(f"positions must lie in 0..{self.spec.max_positions - 1} (the model's max positions)")
         x = self.embed(ids, pos) if resid is None else resid.to(self.dtype)
         last = self.spec.n_layers - 1 if stop_after is None else stop_after
+        rows = None  # the last layer's rows: a causal model's later positions feed none of the logits
+        if (logit_positions is not None and logits and last == self.spec.n_layers - 1 and not rec and cache is None
+                and pos is None and mask is None and self.spec.causal and self.spec.norm_place != "after"):
+            r0, r1, step = logit_positions.indices(x.shape[1])
+            if step == 1 and r1 > r0:
+                x, rows = x[:, :r1], slice(r0, r1)
         for li in range(start_layer, last + 1):
             lw = self.w.layers[li]
             if "resid" in rec:
                 rec["resid"].append(x)
-            x = self._block(li, lw, x, ablate, rec, pos, cache, mask)
+            x = self._block(li, lw, x, ablate, rec, pos, cache, mask, into, rows if li == last else None)
         out = None
         if "final" in rec:
             rec["final"].append(x)
         if logits and last == self.spec.n_layers - 1:
-            if logit_positions is not None:
+            if logit_positions is not None and rows is None:
                 x = x[:, logit_positions]
             out = self.logits(x)
         rec.pop("qkv", None)

@@ -1,4 +1,4 @@
-"""The building blocks a loaded model is made of: linear maps, norms, activations, rotary positions.
+"""The building blocks a loaded model is made of: linear maps, norms, activations, rotary positions, masks.
 
 Plain dataclasses over tensors that stay where the loader put them (memory-mapped from the safetensors file when the
 dtype matches): no ``nn.Module``, no parameter copies, no autograd. A GPT-2 ``Conv1D`` weight is used as stored,
@@ -8,12 +8,16 @@ dtype matches): no ``nn.Module``, no parameter copies, no autograd. A GPT-2 ``Co
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+
+from .config import ArchSpec
 
 
 @dataclass
@@ -60,11 +64,14 @@ class Norm:
         return self.weight * h.to(dtype)
 
 
-def activation(name: str, x: torch.Tensor) -> torch.Tensor:
-    """The activations the supported configs name, as Hugging Face defines them (gelu_new: the tanh form)."""
+def activation(name: str, x: torch.Tensor, fresh: bool = False) -> torch.Tensor:
+    """The activations the supported configs name, as Hugging Face defines them (gelu_new: the tanh form).
+    ``fresh``: x is a temporary the caller no longer needs (silu then runs in place over it)."""
     if name in ("gelu_new", "gelu_fast", "gelu_pytorch_tanh"):
-        if name == "gelu_new":  # written out as GPT-2's code does, for the last bit of agreement
-            return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        if name == "gelu_new":  # GPT-2's 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), op for op (the last bit
+            # of agreement), its temporaries overwritten in place: each op is the same, a·b = b·a exactly
+            t = torch.pow(x, 3.0).mul_(0.044715).add_(x).mul_(math.sqrt(2.0 / math.pi)).tanh_().add_(1.0)
+            return (0.5 * x).mul_(t)
         return F.gelu(x, approximate="tanh")
     if name == "gelu":
         return F.gelu(x)
@@ -72,7 +79,7 @@ def activation(name: str, x: torch.Tensor) -> torch.Tensor:
         return F.relu(x)
     if name == "quick_gelu":
         return x * torch.sigmoid(1.702 * x)
-    return F.silu(x)  # silu / swish
+    return F.silu(x, inplace=fresh)  # silu / swish
 
 
 def rope_inv_freq(dim: int, theta: float, scaling: dict[str, object]) -> torch.Tensor:
@@ -126,6 +133,34 @@ def unrotate_half_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, di
     return rotate_half_rope(x, cos, -sin, dim)
 
 
+def layer_masks(spec: ArchSpec, length: int, device: torch.device | str = "cpu") -> list[torch.Tensor | None]:
+    """Per layer the (T, T) bool mask, True = may attend: causal, and within the window for windowed layers;
+    None for a model that attends everywhere (this app's models trained without the causal mask)."""
+    i = torch.arange(length, device=device)
+    causal = i[None, :] <= i[:, None]
+    cache: dict[int | None, torch.Tensor | None] = {}
+    out = []
+    for w in spec.windows:
+        if w not in cache:
+            if not spec.causal:
+                cache[w] = None
+            else:
+                cache[w] = causal if w is None else causal & (i[None, :] > i[:, None] - w)
+        out.append(cache[w])
+    return out
+
+
+def position_mask(spec: ArchSpec, layer: int, q_positions: torch.Tensor, k_positions: torch.Tensor
+                  ) -> torch.Tensor | None:
+    """(Tq, Tk) bool, True = may attend, from the queries' and keys' positions: a key at or before the query, and
+    within the layer's window; None for a model that attends everywhere. Equals ``layer_masks`` for 0..T-1."""
+    if not spec.causal:
+        return None
+    q, k = q_positions[:, None], k_positions[None, :]
+    w = spec.windows[layer]
+    return (k <= q) if w is None else (k <= q) & (k > q - w)
+
+
 OVERVIEW_SIDE = 128
 """The longest side of a long trace's pooled maps (``overview``): blocks of ceil(T / 128) positions (a mosaic of
 24 x 14 heads at 256 a side took ~1 s to colour, and each map is ~70 px wide on screen)."""
@@ -139,15 +174,17 @@ def overview_block(length: int) -> int:
 
 
 def attention_weights(q: torch.Tensor, k: torch.Tensor, scale: float, softcap: float | None,
-                      mask: torch.Tensor | None) -> torch.Tensor:
+                      mask: torch.Tensor | None, out: torch.Tensor | None = None) -> torch.Tensor:
     """softmax(cap(q·kᵀ · scale), masked) over the keys, float32: q (..., Tq, d), k (..., Tk, d), mask (Tq, Tk)
-    True = may attend. One function for the whole pass, its chunks and a long trace's head maps, so they agree."""
-    scaled = (q @ k.transpose(-1, -2)).mul_(scale)  # in place: one (heads, Tq, Tk) array besides the weights
+    True = may attend. One function for the whole pass, its chunks and a long trace's head maps, so they agree.
+    Every step runs in place in one (..., Tq, Tk) array: ``out`` when given (a trace's own record), else a new one."""
+    kt = k.transpose(-1, -2)
+    scaled = (q @ kt if out is None else torch.matmul(q, kt, out=out)).mul_(scale)
     if softcap is not None:  # Gemma 2: c · tanh(s / c), after the scale, before the mask
         scaled = scaled.div_(softcap).tanh_().mul_(softcap)
     if mask is not None:
         scaled = scaled.masked_fill_(~mask, float("-inf"))
-    return torch.softmax(scaled, dim=-1)
+    return torch.softmax(scaled, dim=-1, out=scaled)
 
 
 def overview_attention(q: torch.Tensor, kf: torch.Tensor, vv: torch.Tensor, scale: float, softcap: float | None,
@@ -190,6 +227,20 @@ def overview_attention(q: torch.Tensor, kf: torch.Tensor, vv: torch.Tensor, scal
     rec["pooled_mean"].append(psum / (counts[:, None] * counts_k[None, :]))
     rec["best_key"].append(best_key)
     rec["best_weight"].append(best_w)
+    return heads
+
+
+def replace_heads(heads: torch.Tensor, layer: int, ablate: Mapping[tuple[int, int], Any], rows: slice
+                  ) -> torch.Tensor:
+    """heads (B, H, R, d_head) with ``layer``'s ablated ones replaced in place: "zero" or a value (d_head,),
+    (T, d_head) or (B, T, d_head), whose position axis is cut to ``rows`` (the positions the R rows are)."""
+    for (li, head), how in ablate.items():
+        if li == layer:
+            if isinstance(how, str):
+                heads[:, head] = 0.0
+            else:
+                value = torch.as_tensor(np.asarray(how), dtype=heads.dtype, device=heads.device)
+                heads[:, head] = value if value.dim() < 2 else value[..., rows, :]
     return heads
 
 

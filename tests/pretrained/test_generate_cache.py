@@ -12,7 +12,7 @@ import torch  # noqa: E402
 
 from attention_core import load_pretrained  # noqa: E402
 from attention_core.pretrained.cache_policy import KVCache  # noqa: E402
-from attention_core.pretrained.forward import layer_masks, position_mask  # noqa: E402
+from attention_core.pretrained.layers import layer_masks, position_mask  # noqa: E402
 from tests.pretrained.generate_families import GENERATE_FAMILIES, folder_for, logits_tolerance, text_for  # noqa: E402
 
 TOL = dict(atol=1e-5, rtol=1e-5)  # float32: a one-row matmul sums in another order than a whole run
