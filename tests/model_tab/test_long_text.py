@@ -90,9 +90,10 @@ def test_the_grid_draws_every_heads_pooled_map(traced, qtbot):
     assert grid.labels()[:2] == ["0–31", "32–63"] and len(grid.labels()) == 128  # at most 128 cells a side
 
 
-def _wheel(view: HeadMapView, notches: int, ctrl: bool = False) -> None:
+def _wheel(view: HeadMapView, notches: int, ctrl: bool = False, shift: bool = False) -> None:
     vp = view.graphics.viewport()
-    mods = Qt.KeyboardModifier.ControlModifier if ctrl else Qt.KeyboardModifier.NoModifier
+    mods = (Qt.KeyboardModifier.ControlModifier if ctrl else Qt.KeyboardModifier.ShiftModifier if shift
+            else Qt.KeyboardModifier.NoModifier)
     ev = QWheelEvent(QPointF(20, 20), QPointF(vp.mapToGlobal(QPoint(20, 20))), QPoint(0, 0), QPoint(0, 120 * notches),
                      Qt.MouseButton.NoButton, mods, Qt.ScrollPhase.NoScrollPhase, False)
     QApplication.sendEvent(vp, ev)
@@ -210,3 +211,45 @@ def test_a_deleted_grid_is_not_kept_alive_by_the_session(traced, qapp):
     assert gone() is None  # nothing but the test held it
     s._announce("trace", "selected")  # reaches no deleted widget
     s.heads._announce("detection")
+
+
+def test_the_head_maps_keys_move_apart_from_its_queries_to_any_position(traced, qtbot):
+    """The window was square on the diagonal: a query's weight on a key far before it (an induction head's stripe,
+    a sink) could not be shown exactly. Shift+wheel (or a click on an off-diagonal block of the grid) moves the keys
+    alone; scrolling and zooming then keep the distance; a new trace opens on the diagonal again."""
+    s, full = traced
+    view = HeadMapView(s)
+    qtbot.addWidget(view)
+    s.select_head(1, 0)
+    s.set_map_window(2000, 128, keys=40)
+
+    def shown() -> tuple[int, int, int]:
+        view.redraw()
+        (start, size), keys = s.map_window, s.map_keys
+        np.testing.assert_allclose(view.values(), full.attentions[1, 0, start:start + size, keys:keys + size],
+                                   atol=1e-6)
+        assert view.row_labels()[0].startswith(f"w{(start * 7) % 90}")
+        assert view.col_labels()[0].startswith(f"w{(keys * 7) % 90}")
+        return start, size, keys
+
+    assert shown() == (2000, 128, 40)
+    assert f"queries 2,000–2,127 × keys 40–167 of {T:,}" in view.title()
+    _wheel(view, 1)  # the wheel: both, the same distance apart
+    assert shown() == (2000 - 32, 128, 40 - 32)
+    _wheel(view, -2, shift=True)  # Shift+wheel: the keys alone
+    assert shown() == (1968, 128, 8 + 64)
+    _wheel(view, -1, ctrl=True)  # zoom out around both middles
+    assert shown() == (1968 - 64, 256, 72 - 64)
+    s.set_map_window(0, keys=-99)  # clamped into the text
+    assert shown()[2] == 0
+    view._hovered(3, 5)  # a cell reads its query's and its key's own positions
+    start, keys = s.map_window[0], s.map_keys
+    assert f"(position {start + 3})" in view.readout and f"(position {keys + 5}) " in view.readout
+
+    grid = HeadsGridView(s)  # a click on a block off the diagonal opens the window there, queries and keys
+    qtbot.addWidget(grid)
+    grid._cell = (100, 40)
+    grid._pick(1, 0)
+    block, size = 32, s.map_window[1]
+    assert s.map_window[0] == 100 * block + block // 2 - size // 2 and s.map_keys == 40 * block + block // 2 - size // 2
+    assert shown()[0] == s.map_window[0]

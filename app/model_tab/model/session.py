@@ -92,6 +92,7 @@ class InspectSession(Evented):
         self.selected = (0, 0)
         self.hovered: int | None = None
         self.map_window = (0, MAP_WINDOW)  # a long trace's head map: (first position, positions shown)
+        self._map_keys: int | None = None  # its first key, when moved apart from the first query (``map_keys``)
         self.error = ""
         self.status = "No model yet: pick one from the list or open a folder."
         self._job = 0  # the run whose results count; older runs' items are dropped
@@ -221,14 +222,30 @@ class InspectSession(Evented):
             self.selected = (int(layer), int(head))
             self._announce("selected")
 
-    def set_map_window(self, start: int, size: int | None = None) -> None:
-        """Show positions start … start + size − 1 in a long trace's head map (clamped into the text; ``size``
-        between MAP_WINDOW_MIN and MAP_WINDOW_MAX): its exact weights are computed for that window only."""
+    @property
+    def map_keys(self) -> int:
+        """The first key of a long trace's head-map window: its first query's (the diagonal) until moved apart with
+        ``set_map_window(keys=)``, e.g. to an induction head's stripe, a copy's length left of the diagonal."""
+        return self.map_window[0] if self._map_keys is None else self._map_keys
+
+    def set_map_window(self, start: int, size: int | None = None, *, keys: int | None = None) -> None:
+        """Show queries start … start + size − 1 in a long trace's head map (clamped into the text; ``size``
+        between MAP_WINDOW_MIN and MAP_WINDOW_MAX): its exact weights are computed for that window only. The keys
+        are the same positions, or, once ``keys`` (the first key) moved them apart, keep their distance from the
+        queries as the window scrolls and zooms."""
         size = self.map_window[1] if size is None else min(MAP_WINDOW_MAX, max(MAP_WINDOW_MIN, int(size)))
         n = len(self.trace) if self.trace is not None else size
-        window = (min(max(0, int(start)), max(0, n - size)), size)
-        if window != self.map_window:
-            self.map_window = window
+
+        def clamped(first: int) -> int:
+            return min(max(0, int(first)), max(0, n - size))
+
+        window = (clamped(start), size)
+        apart = self._map_keys if keys is None else int(keys)
+        if keys is None and apart is not None:  # moved apart before: the same shift as the queries'
+            apart += window[0] - self.map_window[0]
+        key_start = None if apart is None else clamped(apart)
+        if (window, key_start) != (self.map_window, self._map_keys):
+            self.map_window, self._map_keys = window, key_start
             self._announce("window")
 
     def hover(self, position: int | None) -> None:
@@ -291,9 +308,10 @@ class InspectSession(Evented):
                 self._announce("text")
             note = "".join(f" ({n})" for n in (item.trace.note, off_text(item.trace.ablated)) if n)
             n, size = len(item.trace), self.map_window[1]
-            self.map_window = (max(0, n - size), size)  # a long text opens on its end
+            self.map_window, self._map_keys = (max(0, n - size), size), None  # a long text opens on its end
             long = (f" A long text: every head's map pooled to blocks of {item.trace.overview.block} tokens; the "
-                    "head map shows an exact window (wheel scrolls, Ctrl+wheel zooms)." if item.trace.is_long else "")
+                    "head map shows an exact window (wheel scrolls, Shift+wheel moves its keys, Ctrl+wheel zooms)."
+                    if item.trace.is_long else "")
             self._set_status(f"{self.model.name if self.model else ''}: {n:,} tokens traced in "
                              f"{item.seconds:.2f} s, {item.trace.kept_bytes / 2**20:.1f} MB kept{note}.{long} "
                              "Hover a map for weights; click a head to enlarge it.")

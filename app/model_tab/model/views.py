@@ -82,18 +82,22 @@ def layer_flow(trace: Trace, layer: int) -> FlowData:
                     f"{trace.name}: layer {layer}, every head{off}")
 
 
-def head_window(trace: Trace, layer: int, head: int, start: int, size: int
-                ) -> tuple[np.ndarray, list[str], np.ndarray | None, int]:
-    """A long trace's head map seen through a window: the exact weights of queries and keys start … start + size − 1
-    (computed for those queries only), their labels, the blocked cells (None: see below) and the first position."""
-    n = len(trace)
-    start = min(max(0, int(start)), max(0, n - int(size)))
-    stop = min(n, start + int(size))
-    values = trace.head_map(layer, head, slice(start, stop))[:, start:stop]
-    labels = position_labels(trace)[start:stop]
-    # blocked cells are not hatched here: hatching draws one rectangle per cell (130,000 at 512 took 1.3 s); they
-    # show as weight 0 and the title says the window is exact
-    return values, labels, None, start
+def head_window(trace: Trace, layer: int, head: int, start: int, size: int, keys: int | None = None
+                ) -> tuple[np.ndarray, list[str], list[str], int, int]:
+    """A long trace's head map seen through a window: the exact weights of queries start … start + size − 1 against
+    keys ``keys`` … (default: the same positions), computed for those queries only; the rows' and the columns'
+    labels, the first query and the first key. Blocked cells are not hatched here (hatching draws one rectangle per
+    cell: 130,000 at 512 took 1.3 s); they show as weight 0 and the title says the window is exact."""
+    n, size = len(trace), int(size)
+
+    def first(at: int) -> int:
+        return min(max(0, int(at)), max(0, n - size))
+
+    start = first(start)
+    key = start if keys is None else first(keys)
+    values = trace.head_map(layer, head, slice(start, start + size))[:, key:key + size]
+    labels = position_labels(trace)
+    return values, labels[start:start + size], labels[key:key + size], start, key
 
 
 def head_blocked(trace: Trace, layer: int) -> np.ndarray | None:

@@ -79,9 +79,10 @@ class HeadsGridView(RedrawWhenShown, MosaicGrid):
         if t is None:
             return
         self.session.select_head(layer, head)
-        if t.is_long and self._cell is not None:  # the head map's window moves to the block clicked
-            block, size = grid_block(t), self.session.map_window[1]
-            self.session.set_map_window(self._cell[0] * block + block // 2 - size // 2)
+        if t.is_long and self._cell is not None:  # the head map's window moves to the block clicked: its queries
+            block, size = grid_block(t), self.session.map_window[1]  # and its keys (off the diagonal too)
+            query, key = (cell * block + block // 2 - size // 2 for cell in self._cell)
+            self.session.set_map_window(query, keys=key)
 
     def _hovered(self, layer: int, head: int, query: int, key: int) -> None:
         t = self.session.trace
@@ -101,7 +102,7 @@ class HeadMapView(RedrawWhenShown, HeatmapWidget):
         self.readout = ""
         self.cellHovered.connect(self._hovered)
         self.export_extras = lambda: {"context": trace_context(session)}
-        self._start = 0  # the first position shown (a long trace's window; 0 otherwise)
+        self._start = self._keys = 0  # the first query and key shown (a long trace's window; 0 otherwise)
         for name in ("trace", "selected", "window"):
             getattr(session.events, name).connect(self.request_redraw)
         self.graphics.viewport().installEventFilter(self)
@@ -114,38 +115,46 @@ class HeadMapView(RedrawWhenShown, HeatmapWidget):
         layer, head = self.session.selected
         off = f" ({off_text(t.ablated)})" if t.ablated else ""
         if t.is_long:  # only the window's exact weights are computed (its queries' rows), never the whole map
-            values, labels, blocked, self._start = head_window(t, layer, head, *self.session.map_window)
-            end = self._start + len(labels) - 1
-            self.set_data(values, labels, labels, blocked=blocked, kind="weights",
-                          title=f"{t.name}: layer {layer} head {head}, softmax weights, positions {self._start:,}–"
-                                f"{end:,} of {len(t):,}{off} (wheel scrolls, Ctrl+wheel zooms)")
+            values, rows, cols, self._start, self._keys = head_window(t, layer, head, *self.session.map_window,
+                                                                      keys=self.session.map_keys)
+            where = f"positions {self._start:,}–{self._start + len(rows) - 1:,}"
+            if self._keys != self._start:
+                where = (f"queries {self._start:,}–{self._start + len(rows) - 1:,} × keys {self._keys:,}–"
+                         f"{self._keys + len(cols) - 1:,}")
+            self.set_data(values, rows, cols, kind="weights",
+                          title=f"{t.name}: layer {layer} head {head}, softmax weights, {where} of {len(t):,}{off} "
+                                "(wheel: scroll, Shift: keys, Ctrl: zoom)")
             return
-        self._start = 0
+        self._start = self._keys = 0
         labels = position_labels(t)
         self.set_data(t.attentions[layer, head], labels, labels, blocked=head_blocked(t, layer), kind="weights",
                       title=f"{t.name}: layer {layer} head {head}, softmax weights{off}")
 
     def eventFilter(self, watched: QObject, event: Any) -> bool:  # noqa: N802 (Qt API)
-        """A long trace's window: the wheel moves it a quarter of its size a notch, Ctrl+wheel halves or doubles
-        it around its middle."""
+        """A long trace's window: the wheel moves it a quarter of its size a notch, Shift+wheel its keys alone
+        (off the diagonal: where an induction head looks), Ctrl+wheel halves or doubles it around its middle."""
         t = self.session.trace
         if event.type() != QEvent.Type.Wheel or t is None or not t.is_long:
             return False
-        notches = event.angleDelta().y() / 120
+        sideways = not event.angleDelta().y()  # a sideways wheel or swipe moves the keys, as Shift+wheel does
+        notches = (event.angleDelta().x() if sideways else event.angleDelta().y()) / 120
         if not notches:
             return False
         start, size = self.session.map_window
+        step = round(notches * max(1, size // 4))
         if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             new = size // 2 if notches > 0 else size * 2
             self.session.set_map_window(start + size // 2 - new // 2, new)
+        elif sideways or event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            self.session.set_map_window(start, keys=self.session.map_keys - step)
         else:
-            self.session.set_map_window(start - round(notches * max(1, size // 4)))
+            self.session.set_map_window(start - step)
         return True
 
     def _hovered(self, row: int, col: int) -> None:
         t = self.session.trace
         layer, head = self.session.selected
-        row, col = (row + self._start, col + self._start) if row >= 0 else (row, col)
+        row, col = (row + self._start, col + self._keys) if row >= 0 else (row, col)
         self.readout = hover_text(t, layer, head, row, col) if t is not None and row >= 0 else ""
         self.session.hover(row if row >= 0 else None)
 
