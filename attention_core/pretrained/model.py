@@ -119,7 +119,7 @@ class PretrainedModel:
             if not truncate:
                 raise PretrainedError(f"{self.name}: the {what} is {ids.size} tokens, longer than the model's "
                                       f"{limit} positions; shorten it or pass truncate=True to keep the first {limit}")
-            return ids[:limit], f"cut to the first {limit} of {ids.size} tokens (the model's max positions)"
+            return ids[:limit], f"cut to the first {limit:,} of {ids.size:,} tokens, the model's max positions"
         return ids, None
 
     # --- running ----------------------------------------------------------------------------------------

@@ -175,6 +175,7 @@ def test_text_longer_than_the_positions(hf_models):
     assert "truncate=True" in str(e.value)
     trace = model.trace(long_ids, truncate=True)
     assert len(trace) == 64 and trace.note and "first 64 of 80 tokens" in trace.note
+    assert "(" not in trace.note  # the Model tab's status puts the note in parentheses: none nested inside
     assert model.trace(long_ids[:10]).note is None
     with pytest.raises(PretrainedError, match="longer than the model's 64 positions"):
         model.trace("word " * 200)
