@@ -32,6 +32,7 @@ import numpy as np
 
 from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle, Runner
+from app.model_tab.model.detect_long import ProbeProgress
 from app.model_tab.model.detect_probe import DetectProbe
 from app.model_tab.model.detect_runs import (
     KINDS,
@@ -41,7 +42,6 @@ from app.model_tab.model.detect_runs import (
     Detection,
     Failed,
     Head,
-    ProbeProgress,
     ScanProgress,
     ScanResult,
     iter_detectors,

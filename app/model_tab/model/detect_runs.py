@@ -25,7 +25,7 @@ SEED = 0
 SCAN_HOWS = ("zero", "mean")
 SCAN_MEASURES = ("repeat", "text")
 Head = tuple[int, int]
-__all__ = ["KINDS", "LONG_PROBE", "ProbeProgress", "Detection", "iter_detectors", "run_detectors", "scan_items"]
+__all__ = ["KINDS", "Detection", "iter_detectors", "run_detectors", "scan_items"]
 
 
 @dataclass(frozen=True, eq=False)  # numpy fields: compare them yourself
