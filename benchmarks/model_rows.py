@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from budget_rows import Row, budgets, over, today
+from budget_rows import Row, budgets, load_now, over, today
 
 HERE = Path(__file__).resolve().parent
 MODEL_SECTIONS = ("pretrained", "long")
@@ -48,8 +48,9 @@ def _run(script: str, *args: str, timeout: float = 3600) -> str:
 
 
 def _load(figures: dict[str, Any]) -> str:
+    """The 1-minute load average the script recorded with its figures, else the one now (it has just finished)."""
     load = figures.get("load")
-    return f"{float(load[0]):.2f}" if isinstance(load, (list, tuple)) and load else "—"
+    return f"{float(load[0]):.2f}" if isinstance(load, (list, tuple)) and load else load_now()
 
 
 def pretrained_rows(lengths: list[int], rounds: int, folder: Path) -> list[Row]:
@@ -100,7 +101,7 @@ def long_gui_rows(stdout: str) -> list[Row]:
     """The window's rows from ``bench_long_gui.py``'s printed lines (``longest event-loop stall meanwhile N ms``,
     ``median N ms, max M ms per step``); a row says "not measured" when its line is missing."""
     load = re.findall(r"load average before \(([\d.]+)", stdout)
-    loaded = load[0] if load else "—"
+    loaded = f"{float(load[0]):.2f}" if load else "—"
     stall = re.search(r"longest event-loop stall meanwhile (\d+) ms", stdout)
     scroll = re.search(r"scrolled / zoomed \d+ times: median (\d+) ms, max (\d+) ms", stdout)
     rows = []
