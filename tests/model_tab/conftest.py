@@ -1,4 +1,5 @@
-"""The Model tab's tests: an induction model trained here once per session (this app's recipe, seeded, ~3 s)."""
+"""The Model tab's tests: an induction model trained here once per session (this app's recipe, seeded, ~3 s), and
+the Detect view's tiny Llama with 4,096 positions (``detect_long_model``), built once and opened once per module."""
 
 from __future__ import annotations
 
@@ -36,3 +37,23 @@ def own_model(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("own-run")
     write_run_folder(out, trainer)
     return out
+
+
+@pytest.fixture(scope="session")
+def long_llama(tmp_path_factory) -> Path:
+    """``detect_long_model.build_long_model``'s folder (2 layers × 2 heads, 4,096 positions), built once."""
+    from tests.model_tab.detect_long_model import build_long_model
+
+    return build_long_model(tmp_path_factory.mktemp("detect-long") / "llama-4k")
+
+
+@pytest.fixture(scope="module")
+def long_session(long_llama):
+    """An ``InspectSession`` with ``long_llama`` open: one per module (its tests change its probe)."""
+    from app.model_tab.model.session import InspectSession
+
+    s = InspectSession()
+    s.load(long_llama)
+    assert s.wait_idle(120) and s.model is not None
+    yield s
+    s.shutdown()

@@ -15,25 +15,14 @@ pytest.importorskip("transformers")
 
 from app.model_tab.model.detect_long import ROWS  # noqa: E402
 from app.model_tab.model.detect_runs import KINDS, Detection, run_detectors  # noqa: E402
-from app.model_tab.model.session import InspectSession  # noqa: E402
-from tests.model_tab.detect_long_model import build_long_model  # noqa: E402
 
 S = 2047
 N = 1 + 2 * S
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    return build_long_model(tmp_path_factory.mktemp("detect-long") / "llama-4k")
-
-
-@pytest.fixture(scope="module")
-def session(folder):
-    s = InspectSession()
-    s.load(folder)
-    assert s.wait_idle(120) and s.model is not None
-    yield s
-    s.shutdown()
+def session(long_session):  # conftest's: the 4,096-position Llama, opened for this module
+    return long_session
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +39,7 @@ def detected(session):
 
 
 @pytest.fixture(scope="module")
-def eager(folder, detected):
+def eager(long_llama, detected):
     """transformers' eager attention (float32) and losses on each probe sequence, one at a time (4 × 2 maps of
     4,095² weights would be 1 GB at once): per sequence, every detector's cell weights summed, and the first
     sequence's maps kept for the windows."""
@@ -60,7 +49,7 @@ def eager(folder, detected):
     from app.model_tab.model.detect_long import cells
 
     d, _ = detected
-    ref = tr.LlamaForCausalLM.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32)
+    ref = tr.LlamaForCausalLM.from_pretrained(long_llama, attn_implementation="eager", dtype=torch.float32)
     ref.eval()
     sums = {kind: 0.0 for kind in KINDS}
     losses, first = [], None

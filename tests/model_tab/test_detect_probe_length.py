@@ -20,21 +20,11 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.model_tab.model.detect_probe import DetectProbe, parse_tokens  # noqa: E402
 from app.model_tab.model.session import InspectSession  # noqa: E402
-from tests.model_tab.detect_long_model import build_long_model  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    return build_long_model(tmp_path_factory.mktemp("detect-length") / "llama-4k")
-
-
-@pytest.fixture(scope="module")
-def session(folder):
-    s = InspectSession()
-    s.load(folder)
-    assert s.wait_idle(120) and s.model is not None
-    yield s
-    s.shutdown()
+def session(long_session):  # conftest's: the 4,096-position Llama, opened for this module
+    return long_session
 
 
 def test_the_length_is_checked_against_the_model_and_a_refusal_changes_nothing(session, induction_model):

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 import app.model_tab.qt.tokens as tokens_module
 from app.model_tab.qt.tokens import GAP, MAX_ROWS, PAD, TokenStrip
+from tests.font_measurements import count_measurements
 
 T = 4096
 TOKENS = [f"w{(i * 7) % 90}" + ("␣" if i % 3 else "") for i in range(T)]  # 180 distinct tokens
@@ -20,15 +21,7 @@ TOKENS = [f"w{(i * 7) % 90}" + ("␣" if i % 3 else "") for i in range(T)]  # 18
 @pytest.fixture
 def counted(monkeypatch):
     """Every horizontalAdvance the strip asks for (a subclass standing in for QFontMetricsF)."""
-    calls: list[str] = []
-
-    class Counting(QFontMetricsF):
-        def horizontalAdvance(self, *args):  # noqa: N802 (Qt API)
-            calls.append(str(args[0]))
-            return super().horizontalAdvance(*args)
-
-    monkeypatch.setattr(tokens_module, "QFontMetricsF", Counting)
-    return calls
+    return count_measurements(monkeypatch, tokens_module)
 
 
 def _shown(qtbot, width: int = 800) -> tuple[QWidget, TokenStrip]:

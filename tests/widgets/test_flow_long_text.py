@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtGui import QFontMetricsF
 
 import app.widgets.flow.canvas as canvas_module
 from app.common.flow import FlowData
 from app.widgets.flow.canvas import LINE_BUDGET, MAX_ROWS, FlowCanvas
+from tests.font_measurements import count_measurements
 
 
 def flow_data(heads: int, n: int, seed: int = 0) -> FlowData:
@@ -27,15 +27,7 @@ def flow_data(heads: int, n: int, seed: int = 0) -> FlowData:
 @pytest.fixture
 def counted(monkeypatch):
     """Every horizontalAdvance the canvas asks for, counted (a subclass standing in for QFontMetricsF)."""
-    calls: list[str] = []
-
-    class Counting(QFontMetricsF):
-        def horizontalAdvance(self, *args):  # noqa: N802 (Qt API)
-            calls.append(str(args[0]))
-            return super().horizontalAdvance(*args)
-
-    monkeypatch.setattr(canvas_module, "QFontMetricsF", Counting)
-    return calls
+    return count_measurements(monkeypatch, canvas_module)
 
 
 @pytest.mark.parametrize("n", [68, 300, 1500])
