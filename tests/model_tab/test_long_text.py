@@ -213,7 +213,7 @@ def test_a_deleted_grid_is_not_kept_alive_by_the_session(traced, qapp):
     s.heads._announce("detection")
 
 
-def test_the_head_maps_keys_move_apart_from_its_queries_to_any_position(traced, qtbot):
+def test_the_head_maps_keys_move_apart_from_its_queries_to_any_position(traced, qtbot, tmp_path):
     """The window was square on the diagonal: a query's weight on a key far before it (an induction head's stripe,
     a sink) could not be shown exactly. Shift+wheel (or a click on an off-diagonal block of the grid) moves the keys
     alone; scrolling and zooming then keep the distance; a new trace opens on the diagonal again."""
@@ -233,7 +233,10 @@ def test_the_head_maps_keys_move_apart_from_its_queries_to_any_position(traced, 
         return start, size, keys
 
     assert shown() == (2000, 128, 40)
-    assert f"queries 2,000–2,127 × keys 40–167 of {T:,}" in view.title()
+    assert f"queries 2,000–2,127 × keys 40–167 of {T:,}" in view.title() and "wheel" in view.title()
+    view.export(tmp_path / "window.csv")  # a file names the window, not the gestures that move it on screen
+    head = (tmp_path / "window.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert f"queries 2,000–2,127 × keys 40–167 of {T:,}" in head and "wheel" not in head
     _wheel(view, 1)  # the wheel: both, the same distance apart
     assert shown() == (2000 - 32, 128, 40 - 32)
     _wheel(view, -2, shift=True)  # Shift+wheel: the keys alone

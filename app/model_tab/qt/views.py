@@ -101,7 +101,8 @@ class HeadMapView(RedrawWhenShown, HeatmapWidget):
         self.session = session
         self.readout = ""
         self.cellHovered.connect(self._hovered)
-        self.export_extras = lambda: {"context": trace_context(session)}
+        self._file_title = ""  # a long trace's window named in a file, without the wheel's gestures
+        self.export_extras = lambda: {"context": trace_context(session), "title": self._file_title or None}
         self._start = self._keys = 0  # the first query and key shown (a long trace's window; 0 otherwise)
         for name in ("trace", "selected", "window"):
             getattr(session.events, name).connect(self.request_redraw)
@@ -121,11 +122,11 @@ class HeadMapView(RedrawWhenShown, HeatmapWidget):
             if self._keys != self._start:
                 where = (f"queries {self._start:,}–{self._start + len(rows) - 1:,} × keys {self._keys:,}–"
                          f"{self._keys + len(cols) - 1:,}")
+            self._file_title = f"{t.name}: layer {layer} head {head}, softmax weights, {where} of {len(t):,}{off}"
             self.set_data(values, rows, cols, kind="weights",
-                          title=f"{t.name}: layer {layer} head {head}, softmax weights, {where} of {len(t):,}{off} "
-                                "(wheel: scroll, Shift: keys, Ctrl: zoom)")
+                          title=f"{self._file_title} (wheel: scroll, Shift: keys, Ctrl: zoom)")
             return
-        self._start = self._keys = 0
+        self._start, self._keys, self._file_title = 0, 0, ""
         labels = position_labels(t)
         self.set_data(t.attentions[layer, head], labels, labels, blocked=head_blocked(t, layer), kind="weights",
                       title=f"{t.name}: layer {layer} head {head}, softmax weights{off}")
