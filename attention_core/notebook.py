@@ -23,7 +23,7 @@ import numpy as np
 
 STEP_ORDER = ("scores", "scaled", "masked", "weights", "output")
 STEP_LABELS = {"scores": "① Scores Q·Kᵀ", "scaled": "② × scale", "masked": "③ Masked", "weights": "④ Softmax weights",
-               "output": "⑤ Output = weights·V", "biased": "+ bias", "capped": "c·tanh(x/c)"}
+               "output": "⑤ Output = weights·V", "capped": "c·tanh(x/c)", "biased": "+ bias"}
 CELL_MAX, CELL_MIN = 40, 6
 NUMBERS_MIN_CELL = 30  # "-0.42" at 10 px needs about 28 px
 MAP_SIDE = 320  # a map wider than this shrinks its cells (down to CELL_MIN)
@@ -156,9 +156,10 @@ def steps_svg(steps: Any, queries: Sequence[object] | None = None, keys: Sequenc
               shown: Sequence[str] | None = None, max_maps: int = 8) -> str:
     """An ``AttentionSteps``' maps side by side (queries down, keys across; the output's columns are its
     dimensions). Batched steps draw one row per index, up to ``max_maps``. By default the five steps, with the
-    biased and soft-capped scores between scaled and masked when those steps are on; rotary is named below."""
+    soft-capped and biased scores between scaled and masked when those steps are on, in the order computed (the
+    soft-cap first: ``steps.OPTIONAL_STEPS``); rotary is named below."""
     if shown is None:
-        optional = [n for n in ("biased", "capped") if getattr(steps, n, None) is not None]
+        optional = [n for n in ("capped", "biased") if getattr(steps, n, None) is not None]
         shown = (*STEP_ORDER[:2], *optional, *STEP_ORDER[2:])
     weights = np.asarray(steps.weights)
     lq, lk = weights.shape[-2:]

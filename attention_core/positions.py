@@ -196,7 +196,8 @@ def alibi_slopes(num_heads: int) -> Any:
 
 def alibi_bias(num_heads: int, n_queries: int, n_keys: int | None = None) -> Any:
     """(num_heads, n_queries, n_keys) float64: ALiBi's additive bias, −slope_h · |i − j| (≤ 0, 0 where a query meets
-    its own position), added to the *scaled* scores (``attention_steps(..., bias=...)``).
+    its own position), added to the scaled scores (``attention_steps(..., bias=...)``), after the soft-cap when one is
+    on (c·tanh(s/c) + bias, as Gemma 2, FlashAttention and ONNX order them).
 
     Sign: distance costs, so every entry is ≤ 0. On the keys a causal mask lets through (j ≤ i) this is exactly the
     paper's m·(j − i); keys ahead of the query (no mask) cost the same by distance, as MPT's non-causal form.

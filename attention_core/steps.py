@@ -24,10 +24,13 @@ from .positions import check_options, rotate
 
 STEP_NAMES = ("scores", "scaled", "masked", "weights", "output")
 """The five steps in reading order: the ``AttentionSteps`` fields the views, the CLI and the models name."""
-OPTIONAL_STEPS = ("rotated", "biased", "capped")
-"""The steps that exist only when asked for (their ``AttentionSteps`` fields are None otherwise): ``rotated``
-(``q_rotated``, ``k_rotated``: rotary positions, before the scores), ``biased`` (scaled + bias: ALiBi) and ``capped``
-(c·tanh(x/c): Gemma 2's soft-cap), in that order, all before the mask."""
+OPTIONAL_STEPS = ("rotated", "capped", "biased")
+"""The steps that exist only when asked for (their ``AttentionSteps`` fields are None otherwise), in the order
+computed: ``rotated`` (``q_rotated``, ``k_rotated``: rotary positions, before the scores), ``capped`` (c·tanh(x/c) of
+the scaled scores: the soft-cap) and ``biased`` (+ bias: ALiBi, added to the capped scores when the soft-cap is on),
+all before the mask. Soft-cap, then bias, then mask is the order of Gemma 2 in transformers, FlashAttention (kernel
+and ``attention_ref``) and the ONNX Attention operator: a bias never passes through the tanh, so a large negative
+bias used as a mask stays large instead of being squashed to −c (which would leak weight)."""
 STEP_TITLES = {
     "scores": "Scores Q·Kᵀ",
     "scaled": "Scaled scores",
@@ -35,7 +38,7 @@ STEP_TITLES = {
     "weights": "Weights = softmax",
     "output": "Output = weights·V",
     "rotated": "Rotated q, k",
-    "biased": "Biased scores = scaled + bias",
+    "biased": "Biased scores (+ bias)",
     "capped": "Soft-capped scores c·tanh(x/c)",
 }
 """Plain-text title of each step, the five then the optional ones (no numbering); views add their own decoration."""
@@ -70,9 +73,10 @@ class AttentionSteps:
 
     The optional steps (None when off), in the order computed: ``positions`` ((q_positions, k_positions), int64,
     whenever positions were given or rotary is on), ``rotary_base``, ``rotary_dims``, ``q_rotated``/``k_rotated``
-    (q and k after ``rotate``; ``scores`` is then q_rotated·k_rotatedᵀ while ``q``/``k`` stay as given), ``bias``
-    (broadcast to the scores' shape) and ``biased`` = scaled + bias, ``softcap`` and ``capped`` = c·tanh(x/c) of
-    the last of (scaled, biased). ``masked`` masks the last of (scaled, biased, capped).
+    (q and k after ``rotate``; ``scores`` is then q_rotated·k_rotatedᵀ while ``q``/``k`` stay as given),
+    ``softcap`` and ``capped`` = c·tanh(scaled/c), ``bias`` (broadcast to the scores' shape) and ``biased`` = the
+    last of (scaled, capped) + bias. ``masked`` masks the last of (scaled, capped, biased): soft-cap, then bias,
+    then mask (see ``OPTIONAL_STEPS`` for why this order).
     """
 
     q: np.ndarray
@@ -183,16 +187,16 @@ def _softmax_masked_np(masked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _steps_numpy(qa: np.ndarray, ka: np.ndarray, va: np.ndarray, mask_b: np.ndarray | None,
                  scale_f: float, opts: _Options | None = None) -> _Parts:
     o = opts or _Options()
-    parts: _Parts = {"q_rotated": None, "k_rotated": None, "biased": None, "capped": None}
+    parts: _Parts = {"q_rotated": None, "k_rotated": None, "capped": None, "biased": None}
     if o.rotary_base is not None and o.positions is not None:
         qa = parts["q_rotated"] = rotate(qa, o.positions[0], base=o.rotary_base, dims=o.rotary_dims)
         ka = parts["k_rotated"] = rotate(ka, o.positions[1], base=o.rotary_base, dims=o.rotary_dims)
     scores = qa @ np.swapaxes(ka, -1, -2)
     last = scaled = scores * scale_f
+    if o.softcap is not None:  # soft-cap, then bias, then mask (see OPTIONAL_STEPS)
+        last = parts["capped"] = o.softcap * np.tanh(scaled / o.softcap)
     if o.bias is not None:
-        last = parts["biased"] = scaled + o.bias
-    if o.softcap is not None:
-        last = parts["capped"] = o.softcap * np.tanh(last / o.softcap)
+        last = parts["biased"] = last + o.bias
     masked = last if mask_b is None else np.where(mask_b, last, -np.inf).astype(last.dtype, copy=False)
     weights, fully = _softmax_masked_np(masked)
     parts.update(scores=scores, scaled=scaled, masked=masked, weights=weights, output=weights @ va,
@@ -209,16 +213,16 @@ def _steps_torch(qa: np.ndarray, ka: np.ndarray, va: np.ndarray, mask_b: np.ndar
         q = torch.as_tensor(qa, device=device)
         k = torch.as_tensor(ka, device=device)
         v = torch.as_tensor(va, device=device)
-        kept: dict[str, Any] = {"q_rotated": None, "k_rotated": None, "biased": None, "capped": None}
+        kept: dict[str, Any] = {"q_rotated": None, "k_rotated": None, "capped": None, "biased": None}
         if o.rotary_base is not None and o.positions is not None:
             q = kept["q_rotated"] = rotate(q, o.positions[0], base=o.rotary_base, dims=o.rotary_dims)
             k = kept["k_rotated"] = rotate(k, o.positions[1], base=o.rotary_base, dims=o.rotary_dims)
         scores = q @ k.transpose(-1, -2)
         last = scaled = scores * scale_f
+        if o.softcap is not None:  # soft-cap, then bias, then mask (see OPTIONAL_STEPS)
+            last = kept["capped"] = o.softcap * torch.tanh(scaled / o.softcap)
         if o.bias is not None:
-            last = kept["biased"] = scaled + torch.as_tensor(np.array(o.bias), device=device)
-        if o.softcap is not None:
-            last = kept["capped"] = o.softcap * torch.tanh(last / o.softcap)
+            last = kept["biased"] = last + torch.as_tensor(np.array(o.bias), device=device)
         if mask_b is None:
             masked = last
             allowed_any = torch.ones(last.shape[:-1] + (1,), dtype=torch.bool, device=device)
@@ -253,8 +257,9 @@ def attention_steps(
     Optional steps, in this order (each off by default; see ``AttentionSteps``): ``rotary_base`` (and
     ``rotary_dims``, default d_k) rotates q and k with ``positions.rotate`` first; ``positions`` is one (L,) array
     when Lq = Lk, or ``(q_positions, k_positions)``, non-negative integers, default 0..Lq−1 and 0..Lk−1 (give
-    ``(np.array([L - 1]), np.arange(L))`` for one decoding row). ``bias`` (broadcastable to the scores, finite, e.g.
-    ``alibi_bias``) is added to the scaled scores; ``softcap`` c > 0 maps the result to c·tanh(x/c); then the mask.
+    ``(np.array([L - 1]), np.arange(L))`` for one decoding row). ``softcap`` c > 0 maps the scaled scores to
+    c·tanh(x/c); ``bias`` (broadcastable to the scores, finite, e.g. ``alibi_bias``) is added after it; then the
+    mask: c·tanh(s/c) + bias, as Gemma 2 (transformers), FlashAttention and the ONNX Attention operator compute.
     """
     dev = resolve_device(device)
     qa, ka, va, mask_b, scale_f = _prepare(q, k, v, mask, scale, None if bias is None else _shape_of(bias))

@@ -34,7 +34,7 @@ class FlashTile:
     ``rows``/``cols``: the query rows and key columns it covers. ``skipped``: the mask blocks every (row, column) of
     it, so nothing was computed (its ``s`` is all −inf, ``p`` zeros, ``rescale`` ones: the values it would have
     had). ``m_before``/``l_before`` (rows,): the running max and sum before it; ``s`` (rows, cols): the tile's
-    scaled (biased, capped) and masked scores; ``p`` = exp(s − m); ``rescale`` = exp(m_before − m) (1 where a row
+    scaled (soft-capped, biased) and masked scores; ``p`` = exp(s − m); ``rescale`` = exp(m_before − m) (1 where a row
     has seen no key yet); ``m``, ``l`` (rows,) and ``o`` (rows, d_v): the running max, sum and un-normalised output
     after it.
     """
@@ -112,8 +112,9 @@ def flash_steps(q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None
                 block_k: int = 2, bias: Any = None, softcap: float | None = None) -> FlashSteps:
     """FlashAttention-2's forward pass on one head (q (Lq, d), k (Lk, d), v (Lk, d_v)), every tile recorded.
 
-    ``mask``: bool or 0/1 broadcastable to (Lq, Lk), True = may attend; ``scale`` default 1/sqrt(d). ``bias``
-    (broadcastable to (Lq, Lk)) and ``softcap`` (c > 0) act per tile exactly as in ``attention_steps``; rotary
+    ``mask``: bool or 0/1 broadcastable to (Lq, Lk), True = may attend; ``scale`` default 1/sqrt(d). ``softcap``
+    (c > 0) and ``bias`` (broadcastable to (Lq, Lk)) act per tile exactly as in ``attention_steps`` (c·tanh(s/c),
+    then + bias, then the mask: the order of FlashAttention's own kernel); rotary
     positions act before attention: pass the rotated q and k. Its ``output`` equals ``attention_steps(...).output``
     to rounding (1e-12 in float64). float32 input stays float32.
     """
@@ -151,10 +152,10 @@ def flash_steps(q: Any, k: Any, v: Any, *, mask: Any = None, scale: float | None
                                        o.copy()))
                 continue
             s = (q_blk @ ka[c0:cols.stop].T) * scale_f
+            if opts.softcap is not None:  # soft-cap, then bias, then mask, as attention_steps
+                s = opts.softcap * np.tanh(s / opts.softcap)
             if opts.bias is not None:
                 s = s + opts.bias[r0:rows.stop, c0:cols.stop]
-            if opts.softcap is not None:
-                s = opts.softcap * np.tanh(s / opts.softcap)
             if blk_mask is not None:
                 s = np.where(blk_mask, s, -np.inf).astype(dtype, copy=False)
             m_new = np.maximum(m, s.max(axis=1))

@@ -88,13 +88,15 @@ def test_softcap_by_hand():
     assert s.softcap == 2.0 and np.all(np.abs(s.capped) < 2.0)
 
 
-def test_softcap_caps_the_biased_scores_before_the_mask():
+def test_softcap_caps_the_scaled_scores_then_the_bias_is_added_before_the_mask():
+    """Soft-cap, then bias, then mask (tests/core/test_softcap_then_bias.py checks it against three references)."""
     rng = np.random.default_rng(2)
     q, k, v = rng.normal(size=(4, 3)) * 5, rng.normal(size=(4, 3)) * 5, rng.normal(size=(4, 2))
     bias = alibi_bias(1, 4)[0]
     s = attention_steps(q, k, v, bias=bias, softcap=3.0, mask=causal_mask(4))
-    np.testing.assert_allclose(s.capped, 3.0 * np.tanh((s.scaled + bias) / 3.0), rtol=1e-15)
-    np.testing.assert_array_equal(s.masked[causal_mask(4)], s.capped[causal_mask(4)])
+    np.testing.assert_allclose(s.capped, 3.0 * np.tanh(s.scaled / 3.0), rtol=1e-15)
+    np.testing.assert_allclose(s.biased, s.capped + bias, rtol=1e-15)
+    np.testing.assert_array_equal(s.masked[causal_mask(4)], s.biased[causal_mask(4)])
     assert np.all(s.masked[~causal_mask(4)] == -np.inf)
 
 
@@ -124,5 +126,5 @@ def test_bad_bias_or_softcap_is_refused_by_name(kwargs, words):
 
 
 def test_optional_steps_have_titles():
-    assert OPTIONAL_STEPS == ("rotated", "biased", "capped")
+    assert OPTIONAL_STEPS == ("rotated", "capped", "biased")  # the order computed
     assert all(STEP_TITLES[name] for name in OPTIONAL_STEPS)
