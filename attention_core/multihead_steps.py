@@ -119,14 +119,19 @@ def multi_head_steps(
     ``w_o`` defaults to the identity (so ``output`` = ``concat``). ``scale`` defaults to 1/sqrt(D/H).
     ``num_kv_heads`` G (must divide H): K is (Lk, G*d_k) and V (Lk, G*d_v) wide, query head h reads K/V head
     h // (H/G). Other keywords (``positions``, ``rotary_base``, ``rotary_dims``, ``bias``, ``softcap``) go to
-    ``attention_steps`` for every head.
+    ``attention_steps`` for every head (each head soft-capped first, then its bias added, then the mask).
+    ``num_heads`` must be a whole number >= 1 and q must have at least one row: anything else is a ValueError.
     """
     qa, ka, va = to_numpy(q, "q"), to_numpy(k, "k"), to_numpy(v, "v")
     for name, arr in (("q", qa), ("k", ka), ("v", va)):
         if arr.ndim != 2:
             raise ValueError(f"{name}: expected (L, d) for multi_head_steps, got shape {arr.shape}")
-    if num_heads < 1:
-        raise ValueError(f"num_heads must be >= 1, got {num_heads}")
+    if isinstance(num_heads, bool) or not isinstance(num_heads, (int, np.integer)) or num_heads < 1:
+        # 2.0 or "2" would fail later inside numpy's reshape, with a TypeError naming no argument
+        raise ValueError(f"num_heads must be a whole number >= 1, got {num_heads!r}")
+    num_heads = int(num_heads)
+    if qa.shape[0] == 0:  # the concatenation could not tell its width from zero rows (numpy: "cannot reshape")
+        raise ValueError(f"q: multi_head_steps needs at least one query row, got shape {qa.shape}")
     kv = check_kv_heads(num_heads, num_kv_heads)
     qh = split_heads(qa, num_heads, "q")
     d_k = qh.shape[-1]
