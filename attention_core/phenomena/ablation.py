@@ -183,10 +183,10 @@ def _heads(model: PretrainedModel, heads: Sequence[tuple[int, int]], what: str) 
 
 
 def _setup(model: PretrainedModel, text_or_ids: Any, how: str, seq_len: int | None, seed: int, batch: int,
-           also_off: list[tuple[int, int]]) -> tuple[_Probe, _Probe, np.ndarray | None]:
+           also_off: list[tuple[int, int]], truncate: bool = False) -> tuple[_Probe, _Probe, np.ndarray | None]:
     if how not in ("zero", "mean"):
         raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
-    ids, _ = model.ids_of(text_or_ids)
+    ids, _ = model.ids_of(text_or_ids, truncate=bool(truncate))  # too long: "... or pass truncate=True"
     if len(ids) < 2:
         raise ValueError(f"{model.name}: the text needs at least 2 tokens for a next-token loss")
     s = fit_seq_len(model, seq_len)
@@ -208,26 +208,28 @@ def _plan(heads: Sequence[tuple[int, int]], means: np.ndarray | None) -> dict[tu
 
 def ablate(model: PretrainedModel, text_or_ids: Any, heads: Sequence[tuple[int, int]], how: str = "zero", *,
            seq_len: int | None = None, seed: int = 0, batch: int = 4,
-           also_off: Sequence[tuple[int, int]] = ()) -> AblationResult:
-    """Loss on the text and on the repeated tokens' second copy with ``heads`` (0-based (layer, head)) off."""
+           also_off: Sequence[tuple[int, int]] = (), truncate: bool = False) -> AblationResult:
+    """Loss on the text and on the repeated tokens' second copy with ``heads`` (0-based (layer, head)) off. A text
+    longer than the model's positions is refused, or cut to its first ones with ``truncate=True`` (as ``trace``)."""
     heads = _heads(model, heads, "ablate")
     if not heads:
         raise ValueError("ablate: name at least one (layer, head)")
-    text, repeat, means = _setup(model, text_or_ids, how, seq_len, seed, batch, _heads(model, also_off, "also_off"))
+    text, repeat, means = _setup(model, text_or_ids, how, seq_len, seed, batch, _heads(model, also_off, "also_off"),
+                                 truncate)
     plan = _plan(heads, means)
     return AblationResult(tuple(heads), how, text.loss, text.ablated(plan), repeat.loss, repeat.ablated(plan))
 
 
 def ablation_scan(model: PretrainedModel, text_or_ids: Any, how: str = "zero", *, seq_len: int | None = None,
                   seed: int = 0, batch: int = 1, progress: Callable[[int, int], Any] | None = None,
-                  cancel: Callable[[], bool] | None = None, also_off: Sequence[tuple[int, int]] = ()
-                  ) -> AblationScan:
+                  cancel: Callable[[], bool] | None = None, also_off: Sequence[tuple[int, int]] = (),
+                  truncate: bool = False) -> AblationScan:
     """Ablate each head alone; ``progress(done, total)`` after each, ``cancel()`` checked before each (a cancelled
     scan returns what it measured, the rest NaN, ``completed`` False). Heads in ``also_off`` stay off throughout
-    and are not scanned (NaN)."""
+    and are not scanned (NaN). ``truncate`` as in ``ablate``."""
     layers, heads = model.spec.n_layers, model.spec.n_heads
     off = _heads(model, also_off, "also_off")
-    text, repeat, means = _setup(model, text_or_ids, how, seq_len, seed, batch, off)
+    text, repeat, means = _setup(model, text_or_ids, how, seq_len, seed, batch, off, truncate)
     text_change = np.full((layers, heads), np.nan)
     repeat_change = np.full((layers, heads), np.nan)
     total, done = layers * heads, 0
