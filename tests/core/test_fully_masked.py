@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from attention_core import MultiHeadAttention, TinyTransformer, attention, attention_steps
+from tests.tolerance import assert_close
 
 LQ = LK = 3
 D = 4
@@ -137,7 +138,7 @@ def test_tiny_transformer_blocks_everything(form, device):
     assert np.all(np.isfinite(logits.cpu().numpy()))
     for w in weights:
         assert _max_abs(w) == 0.0
-    torch.testing.assert_close(logits, logits_free, rtol=0, atol=1e-6)
+    assert_close(logits, logits_free)
 
 
 def test_attention_bulk_broadcasts_keys_with_more_leading_dims_than_queries():

@@ -11,6 +11,7 @@ from attention_core import get_preset, probe_attention_causality, probe_checkpoi
 from attention_core.tiny.checkpoint import CheckpointError, save_model_files
 from attention_core.tiny.config import TrainConfig
 from attention_core.tiny.training import ReversalTrainer
+from tests.tolerance import assert_close
 
 TINY = dict(seq_len=3, vocab_size=6, d_model=8, num_heads=2, num_layers=1, steps=25, train_size=128,
             test_size=8, train_eval_size=4, eval_every=1000)
@@ -104,7 +105,7 @@ def test_model_probe_matches_a_hand_computation(trained):
                 y[0, t + 1:] = (y[0, t + 1:] + torch.randint(1, 6, (x.shape[1] - t - 1,), generator=gen)) % 6
                 assert bool((y[0, t + 1:] != x[0, t + 1:]).all())  # every later token really changed
                 ref = torch.maximum(ref, (tr.model(y, mask)[0] - base).abs().amax(-1)[0].double())
-        np.testing.assert_allclose(got.changes, ref.numpy(), rtol=1e-6, atol=1e-6)
+        assert_close(got.changes, ref.numpy())
 
 
 def test_checkpoint_trained_with_mask_is_exactly_zero_before_t(trained):

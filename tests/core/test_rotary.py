@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_core import attention_steps, rotate
+from tests.tolerance import assert_close
 
 llama = pytest.importorskip("transformers.models.llama.modeling_llama")
 neox = pytest.importorskip("transformers.models.gpt_neox.modeling_gpt_neox")
@@ -42,7 +43,7 @@ def test_rotate_equals_llamas_own_rotary_embedding_module_in_float32():
     hq, _ = llama.apply_rotary_pos_emb(x, x, cos, sin)
     mine = rotate(x, torch.arange(5))
     assert isinstance(mine, torch.Tensor) and mine.dtype == torch.float32
-    torch.testing.assert_close(mine, hq, rtol=1e-5, atol=1e-5)
+    assert_close(mine, hq)
 
 
 @pytest.mark.parametrize("dims", [2, 4, 6])

@@ -21,6 +21,7 @@ from attention_core.tiny.tasks import (
 )
 from attention_core.tiny.training import ReversalTrainer
 from attention_core.tiny.vocab import SEP
+from tests.tolerance import assert_close
 
 
 def _keys(task: str, seq: list[int], L: int) -> dict[int, list[int]]:
@@ -101,7 +102,7 @@ def test_evaluation_equals_token_by_token_reference(task, causal):
     for key in ("test_loss", "reversal_accuracy", "sequence_accuracy", "train_sequence_accuracy"):
         assert fast[key] == pytest.approx(slow[key], abs=1e-6), key
     for key in ("head_reversal_scores", "head_task_scores", "head_entropy"):
-        np.testing.assert_allclose(fast[key], slow[key], atol=1e-6)
+        assert_close(fast[key], slow[key])
 
 
 @pytest.mark.slow  # ~20 s for the four (sort trains 600 steps); CI runs it too

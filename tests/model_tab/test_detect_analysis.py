@@ -22,6 +22,7 @@ from app.model_tab.model.detect_views import (
 )
 from app.model_tab.model.session import InspectSession
 from app.model_tab.model.views import head_name, off_text
+from tests.tolerance import assert_close
 
 
 def loaded(path) -> InspectSession:
@@ -88,10 +89,10 @@ def test_the_detectors_equal_head_scores_and_repeated_tokens(session):
     assert d is not None and d.off == () and d.clean_repeat is None
     for kind in KINDS:
         ref = head_scores(model, kind, seed=0, batch=4)
-        np.testing.assert_allclose(d.scores[kind].scores, ref.scores, atol=1e-6, rtol=0)
+        assert_close(d.scores[kind].scores, ref.scores)
         np.testing.assert_array_equal(d.scores[kind].ids, ref.ids)
     rep = repeated_tokens(model, seed=0, batch=4)
-    np.testing.assert_allclose(d.repeat.losses, rep.losses, atol=1e-5)
+    assert_close(d.repeat.losses, rep.losses)
     assert d.seq_len == 5 and d.attentions.shape == (2, 4, 10, 10)
     assert d.tokens == model.token_strings(rep.ids[0].tolist())
     # this recipe's heads: induction in layer 1, previous-token in layer 0
@@ -108,7 +109,7 @@ def test_the_detectors_equal_head_scores_and_repeated_tokens(session):
     # the curve: the probe's mean loss per predicted position, the halves' means as RepeatTrace says
     cv = repeat_curve(a)
     assert cv is not None
-    np.testing.assert_allclose(cv.y, rep.losses.mean(axis=0), atol=1e-5)
+    assert_close(cv.y, rep.losses.mean(axis=0))
     np.testing.assert_array_equal(cv.x, np.arange(1, 10))
     assert cv.first == (1.0, 4.0, pytest.approx(rep.first_half_loss, abs=1e-5))
     assert cv.second == (5.0, 9.0, pytest.approx(rep.second_half_loss, abs=1e-5))
@@ -144,7 +145,7 @@ def test_heads_off_retrace_the_text_as_forward_ablate_and_all_back_on_restores_i
     t = session.trace
     assert t is not original and t.ablated == (target,)
     expect = model.forward(t.ids, ablate={target: "zero"}).logits[0].numpy()
-    np.testing.assert_allclose(t.logits, expect, atol=1e-6)
+    assert_close(t.logits, expect)
     assert not np.allclose(t.logits, original.logits, atol=1e-3)
     assert f"1 head off: {head_name(*target)}" in session.status
     assert f"1 head off: {head_name(*target)}" in off_html(a)
@@ -155,10 +156,9 @@ def test_heads_off_retrace_the_text_as_forward_ablate_and_all_back_on_restores_i
     import torch
 
     att = torch.stack(out.records["weights"], dim=1).numpy()
-    np.testing.assert_allclose(d.scores["induction"].scores, score_attention("induction", att, 5, 0), atol=1e-6)
-    np.testing.assert_allclose(d.repeat.losses, repeated_tokens(model, seed=0, batch=4, ablate={target: "zero"}).losses,
-                               atol=1e-5)
-    np.testing.assert_allclose(d.clean_repeat.losses, repeated_tokens(model, seed=0, batch=4).losses, atol=1e-5)
+    assert_close(d.scores["induction"].scores, score_attention("induction", att, 5, 0))
+    assert_close(d.repeat.losses, repeated_tokens(model, seed=0, batch=4, ablate={target: "zero"}).losses)
+    assert_close(d.clean_repeat.losses, repeated_tokens(model, seed=0, batch=4).losses)
     assert repeat_curve(a).clean is not None and "Every head on" in repeat_curve(a).caption
     assert score_grid(a).blocked[target] and score_grid(a).blocked.sum() == 1
     assert not [r for r in head_rows(a) if (r.layer, r.head) == target][0].on
@@ -186,8 +186,8 @@ def test_the_scan_equals_ablation_scan_and_keeps_the_heads_off(session):
     r = a.scan
     ref = ablation_scan(model, session.trace.ids, "zero")
     assert r.scan.completed and r.done == r.total == 8 and r.off == ()
-    np.testing.assert_allclose(r.scan.repeat_change, ref.repeat_change, atol=1e-5)
-    np.testing.assert_allclose(r.scan.text_change, ref.text_change, atol=1e-5)
+    assert_close(r.scan.repeat_change, ref.repeat_change)
+    assert_close(r.scan.text_change, ref.text_change)
     grid = scan_grid(a)
     assert grid.kind == "signed" and grid.blocked is None
     np.testing.assert_array_equal(grid.values, r.scan.repeat_change)
@@ -202,7 +202,7 @@ def test_the_scan_equals_ablation_scan_and_keeps_the_heads_off(session):
     assert a.start_scan()
     settled(session)
     ref = ablation_scan(model, session.trace.ids, "mean", also_off=[(1, 0)])
-    np.testing.assert_allclose(a.scan.scan.repeat_change, ref.repeat_change, atol=1e-5, equal_nan=True)
+    assert_close(a.scan.scan.repeat_change, ref.repeat_change, equal_nan=True)
     grid = scan_grid(a)
     assert np.isnan(grid.values[1, 0]) and grid.blocked[1, 0] and grid.blocked.sum() == 1
     assert "1 head off: 1.0 (hatched)" in grid.caption and "scan again" not in grid.caption
@@ -241,7 +241,7 @@ def test_cancelling_a_scan_keeps_what_it_measured_and_says_so(session, monkeypat
     assert not a.scanning and not r.scan.completed and r.done == 3
     assert np.isfinite(r.scan.repeat_change).sum() == 3
     ref = real(session.model, session.trace.ids, "zero")
-    np.testing.assert_allclose(r.scan.repeat_change.ravel()[:3], ref.repeat_change.ravel()[:3], atol=1e-5)
+    assert_close(r.scan.repeat_change.ravel()[:3], ref.repeat_change.ravel()[:3])
     assert "cancelled after 3 of 8 heads" in scan_grid(a).caption
     assert a.status == "Scan cancelled after 3 of 8 heads."
     # cancelled before its first head: nothing measured (the scan is held at its start, so the cancel lands first)

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 
 from app.model_tab.model.detect_long import ROWS  # noqa: E402
 from app.model_tab.model.detect_runs import KINDS, Detection, run_detectors  # noqa: E402
+from tests.tolerance import assert_close
 
 S = 2047
 N = 1 + 2 * S
@@ -82,7 +83,7 @@ def test_scores_and_losses_equal_transformers_eager(detected, eager):
     d, _ = detected
     scores, losses, _first = eager
     for kind in KINDS:
-        np.testing.assert_allclose(d.scores[kind].scores, scores[kind], atol=2e-6, rtol=0, err_msg=kind)
+        assert_close(d.scores[kind].scores, scores[kind], err_msg=kind)
     np.testing.assert_allclose(d.repeat.losses, losses, atol=2e-4, rtol=1e-5)
 
 
@@ -98,12 +99,12 @@ def test_scrolled_and_zoomed_windows_equal_the_slice_of_the_full_map(detected, e
         q, k, size = probe.window
         p = pattern(a, 1, 1)
         assert p is not None and p.start == (q, k) and p.values.shape == (size, size)
-        np.testing.assert_allclose(p.values, full[1, 1, q:q + size, k:k + size], atol=2e-6)
+        assert_close(p.values, full[1, 1, q:q + size, k:k + size])
         assert p.labels[0] == f"{d.tokens[q]}@{q}" and p.cols[-1] == f"{d.tokens[k + size - 1]}@{k + size - 1}"
         cv = repeat_curve(a)
         x, y, _ = cv.window_points()
         assert x[0] == max(q, 1) and x[-1] == q + size - 1
-        np.testing.assert_allclose(y, d.repeat.losses.mean(axis=0)[int(x[0]) - 1:int(x[-1])], atol=1e-6)
+        assert_close(y, d.repeat.losses.mean(axis=0)[int(x[0]) - 1:int(x[-1])])
         return q, k, size
 
     start = 1 + S - 64
@@ -190,12 +191,12 @@ def test_the_long_path_equals_the_whole_one(session):
         long = run_detectors(model, off, seq_len=150, long=True)
         assert long.is_long and not whole.is_long and isinstance(whole, Detection)
         for kind in KINDS:
-            np.testing.assert_allclose(long.scores[kind].scores, whole.scores[kind].scores, atol=1e-7)
-        np.testing.assert_allclose(long.repeat.losses, whole.repeat.losses, atol=1e-5)
+            assert_close(long.scores[kind].scores, whole.scores[kind].scores)
+        assert_close(long.repeat.losses, whole.repeat.losses)
         if off:
-            np.testing.assert_allclose(long.clean_repeat.losses, whole.clean_repeat.losses, atol=1e-5)
+            assert_close(long.clean_repeat.losses, whole.clean_repeat.losses)
         for q, k, size in ((0, 0, 301), (150, 3, 64), (280, 280, 40)):
-            np.testing.assert_allclose(long.window(1, 0, q, k, size), whole.window(1, 0, q, k, size), atol=1e-6)
+            assert_close(long.window(1, 0, q, k, size), whole.window(1, 0, q, k, size))
 
 
 def test_cancel_stops_a_long_probe_before_its_next_layer_and_keeps_the_last_result(session, detected, monkeypatch):

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from tests.tolerance import assert_close
+
 
 def open_detect(window, qtbot, path):
     host = window.inspect
@@ -38,7 +40,7 @@ def test_scores_pattern_and_loss_curve_are_the_librarys(window, qtbot, induction
     session, tab, view = open_detect(window, qtbot, induction_model)
     model, a = session.model, session.heads
     ref = head_scores(model, "induction", seed=0, batch=4, keep_attentions=True)
-    np.testing.assert_allclose(view.scores.values(), ref.scores, atol=1e-6)
+    assert_close(view.scores.values(), ref.scores)
     assert set(view.scores.overlay.highlight_cells) == set(ref.heads_above()) and len(ref.heads_above()) >= 1
     assert view.scores.title() == "induction score of every head"
     assert "Every head is on." in view.off_label.text() and "Detectors run in" in view.status_label.text()
@@ -46,7 +48,7 @@ def test_scores_pattern_and_loss_curve_are_the_librarys(window, qtbot, induction
     best = ref.best()
     view.scores.cellClicked.emit(*best)
     assert session.selected == best
-    np.testing.assert_allclose(view.pattern.values(), ref.attentions[0][best], atol=1e-6)
+    assert_close(view.pattern.values(), ref.attentions[0][best])
     assert view.pattern.row_labels() == model.token_strings(ref.ids[0].tolist())
     assert view.pattern.marks() == [(q, q - 4) for q in range(5, 10)]  # S = 5: key q - S + 1
     assert f"head {best[0]}.{best[1]}: induction" in view.pattern.title()
@@ -54,7 +56,7 @@ def test_scores_pattern_and_loss_curve_are_the_librarys(window, qtbot, induction
     rep = repeated_tokens(model, seed=0, batch=4)
     x, y = view.curve.curve.getData()
     np.testing.assert_array_equal(x, np.arange(1, 10))
-    np.testing.assert_allclose(y, rep.losses.mean(axis=0), atol=1e-5)
+    assert_close(y, rep.losses.mean(axis=0))
     _, first = view.curve.first_line.getData()
     assert first[0] == pytest.approx(rep.first_half_loss, abs=1e-5)
     assert f"second copy {rep.second_half_loss:.2f}" in view.curve.caption.text()
@@ -62,7 +64,7 @@ def test_scores_pattern_and_loss_curve_are_the_librarys(window, qtbot, induction
     detection = a.detection
     view.kind_box.setCurrentText("previous-token")
     assert a.kind == "previous-token" and a.detection is detection
-    np.testing.assert_allclose(view.scores.values(), head_scores(model, "previous-token").scores, atol=1e-6)
+    assert_close(view.scores.values(), head_scores(model, "previous-token").scores)
     assert view.pattern.marks() == [(q, q - 1) for q in range(1, 10)]
     view.kind_box.setCurrentText("induction")
 
@@ -80,7 +82,7 @@ def test_heads_off_change_the_whole_tab_and_all_back_on_restores_it(window, qtbo
     idle(session, qtbot)
     t = session.trace
     assert t.ablated == ((li, h),)
-    np.testing.assert_allclose(t.logits, model.forward(t.ids, ablate={(li, h): "zero"}).logits[0].numpy(), atol=1e-6)
+    assert_close(t.logits, model.forward(t.ids, ablate={(li, h): "zero"}).logits[0].numpy())
     name = f"1 head off: {li}.{h}"
     assert name in view.off_label.text() and name in tab.next_label.text()
     tab.views.setCurrentWidget(tab.grid)  # hidden views catch up when shown
@@ -130,11 +132,11 @@ def test_the_scan_grid_is_ablation_scan_and_toggles_heads(window, qtbot, inducti
     scan.scan_button.click()
     idle(session, qtbot)
     ref = ablation_scan(session.model, session.trace.ids, "zero")
-    np.testing.assert_allclose(scan.grid.values(), ref.repeat_change, atol=1e-5)
+    assert_close(scan.grid.values(), ref.repeat_change)
     assert scan.grid.isVisible() and scan.progress.value() == scan.progress.maximum() == 8
     assert scan.progress.format() == "done: 8 heads"
     scan.measure_box.setCurrentIndex(1)
-    np.testing.assert_allclose(scan.grid.values(), ref.text_change, atol=1e-5)
+    assert_close(scan.grid.values(), ref.text_change)
     assert "your text" in scan.caption.text()
     scan.measure_box.setCurrentIndex(0)
     scan.grid.cellClicked.emit(0, 3)  # clicking the scan grid switches that head off

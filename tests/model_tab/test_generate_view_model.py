@@ -13,6 +13,7 @@ from app.common.runner import ThreadRunner
 from app.model_tab.model.generate import GenerateSession
 from app.model_tab.model.generate_views import cache_grid, distribution, evicted_positions, grown_map, ranges_text
 from app.model_tab.model.session import InspectSession
+from tests.tolerance import assert_close
 
 
 @pytest.fixture
@@ -139,7 +140,7 @@ def test_the_grown_map_holds_each_steps_row_at_its_positions(gen):
         assert grown.blocked[i, s.query_position + 1:].all()
         # the row equals the last row of a whole trace of the same tokens
         full = gen.model.trace(gen.ids()[:s.query_position + 1])
-        np.testing.assert_allclose(s.attentions[1, 2], full.attentions[1, 2, -1], atol=1e-5)
+        assert_close(s.attentions[1, 2], full.attentions[1, 2, -1])
 
 
 @pytest.mark.parametrize("call, bad", [("set_temperature", "-1"), ("set_temperature", "hot"), ("set_top_k", "-2"),

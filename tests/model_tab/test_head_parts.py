@@ -13,6 +13,7 @@ import pytest
 from app.model_tab.model.playground_head import MAX_DIM, playground_head
 from app.playground.model.playground import PlaygroundModel
 from attention_core import sliding_window_mask
+from tests.tolerance import assert_close
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -136,7 +137,7 @@ def test_a_tiny_llama_head_opens_with_the_models_own_rotation(tiny_llama):
     m.set_heads(1)
     m.load_preset(head.preset, head.options)
     # the Playground's rotation of the head's unrotated q and k gives the q and k the model attended with
-    np.testing.assert_allclose(m.result.q_rotated, trace.q[1, 3], atol=1e-5)
-    np.testing.assert_allclose(m.result.k_rotated, trace.k[1, trace.kv_head(3)], atol=1e-5)
-    np.testing.assert_allclose(m.result.weights, trace.attentions[1, 3], atol=1e-5)
+    assert_close(m.result.q_rotated, trace.q[1, 3])
+    assert_close(m.result.k_rotated, trace.k[1, trace.kv_head(3)])
+    assert_close(m.result.weights, trace.attentions[1, 3])
     assert not np.allclose(m.matrices["Q"], trace.q[1, 3], atol=1e-3)  # q arrived before rotation

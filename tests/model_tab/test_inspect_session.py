@@ -12,6 +12,7 @@ from app.model_tab.model.playground_head import MAX_TOKENS, playground_head, uni
 from app.model_tab.model.session import InspectSession, own_example
 from app.model_tab.model.sources import discover, hub_cache_dir
 from attention_core import attention_steps, causal_mask
+from tests.tolerance import assert_close
 
 
 def loaded(path: Path, **kw) -> InspectSession:
@@ -114,7 +115,7 @@ def test_a_head_becomes_playground_inputs_whose_weights_are_the_models(own_model
     assert head.title == f"{t.name} · layer 1 head 2 · '{s.traced_text}'"
     p = head.preset
     steps = attention_steps(p.q, p.k, p.v, mask=causal_mask(len(t)), scale=head.scale)
-    np.testing.assert_allclose(steps.weights, t.attentions[1, 2], atol=1e-6)
+    assert_close(steps.weights, t.attentions[1, 2])
     assert len(set(p.query_tokens)) == len(p.query_tokens)  # distinct names, one per position
 
 
@@ -137,7 +138,7 @@ def test_a_long_causal_text_is_cut_exactly_and_a_long_bidirectional_one_is_refus
     p = head.preset
     assert p.q.shape == (MAX_TOKENS, 8) and "first 32 of 40 tokens" in head.note
     cut = attention_steps(p.q, p.k, p.v, mask=causal_mask(MAX_TOKENS), scale=head.scale).weights
-    np.testing.assert_allclose(cut, t.attentions[0, 0, :MAX_TOKENS, :MAX_TOKENS], atol=1e-6)  # exact: causal
+    assert_close(cut, t.attentions[0, 0, :MAX_TOKENS, :MAX_TOKENS])  # exact: causal
     with pytest.raises(ValueError, match="reads every token"):
         playground_head(fake_trace(40, causal=False), 0, 0)
     with pytest.raises(ValueError, match="at most 128 columns"):

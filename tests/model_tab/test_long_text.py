@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.model_tab.model.session import MAP_WINDOW, InspectSession  # noqa: E402
 from app.model_tab.qt.views import HeadMapView, HeadsGridView, LayerFlowView  # noqa: E402
+from tests.tolerance import assert_close
 
 T = 4096
 TEXT = " ".join(f"w{(i * 7) % 90}" for i in range(T))
@@ -86,7 +87,7 @@ def test_the_grid_draws_every_heads_pooled_map(traced, qtbot):
     for layer in range(2):
         for head in range(2):
             want = full.attentions[layer, head].reshape(128, 32, 128, 32).max(axis=(1, 3))
-            np.testing.assert_allclose(grid.values(layer, head), want, atol=1e-6)
+            assert_close(grid.values(layer, head), want)
     assert grid.labels()[:2] == ["0–31", "32–63"] and len(grid.labels()) == 128  # at most 128 cells a side
 
 
@@ -109,8 +110,7 @@ def test_the_head_map_shows_an_exact_window_and_scrolls_and_zooms_to_any_positio
     def shown() -> tuple[int, int]:
         view.redraw()
         start, size = s.map_window
-        np.testing.assert_allclose(view.values(), full.attentions[1, 1, start:start + size, start:start + size],
-                                   atol=1e-6)
+        assert_close(view.values(), full.attentions[1, 1, start:start + size, start:start + size])
         assert view.row_labels()[0].startswith(f"w{(start * 7) % 90}")
         return start, size
 
@@ -142,7 +142,7 @@ def test_the_flow_joins_blocks_of_positions(traced):
     assert data is not None and len(data.query_tokens) == 128 and "blocks of 32 tokens" in data.title
     w = np.asarray(data.weights)
     want = full.attentions[s.selected[0]].reshape(2, 128, 32, 128, 32).sum(axis=4).mean(axis=2)
-    np.testing.assert_allclose(w, want, atol=1e-5)
+    assert_close(w, want)
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, atol=1e-4)  # a query block's weights still sum to one
 
 
@@ -226,8 +226,7 @@ def test_the_head_maps_keys_move_apart_from_its_queries_to_any_position(traced, 
     def shown() -> tuple[int, int, int]:
         view.redraw()
         (start, size), keys = s.map_window, s.map_keys
-        np.testing.assert_allclose(view.values(), full.attentions[1, 0, start:start + size, keys:keys + size],
-                                   atol=1e-6)
+        assert_close(view.values(), full.attentions[1, 0, start:start + size, keys:keys + size])
         assert view.row_labels()[0].startswith(f"w{(start * 7) % 90}")
         assert view.col_labels()[0].startswith(f"w{(keys * 7) % 90}")
         return start, size, keys

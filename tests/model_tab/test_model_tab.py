@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.tolerance import assert_close
+
 
 def open_model(window, qtbot, path):
     host = window.inspect
@@ -60,8 +62,8 @@ def test_a_head_opens_in_the_playground_and_undo_returns(window, qtbot, own_mode
     assert "Ctrl+Z returns" in window.statusBar().currentMessage()
     t = session.trace
     shown = window.playground.result
-    np.testing.assert_allclose(shown.weights, t.attentions[1, 2], atol=1e-6)
-    np.testing.assert_allclose(shown.q, t.q[1, 2], atol=1e-6)
+    assert_close(shown.weights, t.attentions[1, 2])
+    assert_close(shown.q, t.q[1, 2])
     assert window.playground.mask_mode == "causal" and window.playground.state.scale_mode == "sqrt"  # 1/√d_head
     assert window.playground.story.startswith(f"{t.name} · layer 1 head 2 · ")  # the head's own story, not "edited"
     window.edits.set_cell("Q", 0, 0, 1.5)

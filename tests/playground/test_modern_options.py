@@ -153,11 +153,11 @@ def test_the_result_carries_every_optional_step_as_computed_by_hand():
     np.testing.assert_allclose(r.scaled, scaled, atol=1e-12)
     slope = 2.0 ** -8  # Press et al.: one head's slope is 2^(-8/1)
     bias = -slope * np.abs(np.arange(4)[:, None] - np.arange(4)[None, :])
-    np.testing.assert_allclose(r.biased, scaled + bias, atol=1e-12)
-    np.testing.assert_allclose(r.capped, 0.3 * np.tanh((scaled + bias) / 0.3), atol=1e-12)
+    np.testing.assert_allclose(r.capped, 0.3 * np.tanh(scaled / 0.3), atol=1e-12)  # soft-cap, then bias
+    np.testing.assert_allclose(r.biased, 0.3 * np.tanh(scaled / 0.3) + bias, atol=1e-12)
     allowed = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 1, 1]], dtype=bool)  # W = 2, 1 sink
     np.testing.assert_array_equal(r.mask, allowed)
-    x = np.where(allowed, 0.3 * np.tanh((scaled + bias) / 0.3), -np.inf)
+    x = np.where(allowed, 0.3 * np.tanh(scaled / 0.3) + bias, -np.inf)
     w = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(r.weights, w / w.sum(axis=1, keepdims=True), atol=1e-12)
     assert "sliding" in MASK_MODES and MAX_DIM == 128
@@ -244,7 +244,7 @@ def test_hover_formulas_of_the_new_steps_plug_in_the_numbers():
     m.pin("k_rotated", 1, 6)
     assert "unchanged" in m.explanation  # only the first 4 columns turn
     m.pin("biased", 3, 1)
-    assert "scaled + bias" in m.explanation and f"{m.result.biased[3, 1]:.4g}".replace("-", "−") in m.explanation
+    assert "capped + bias" in m.explanation and f"{m.result.biased[3, 1]:.4g}".replace("-", "−") in m.explanation
     m.pin("capped", 3, 0)
     assert "tanh" in m.explanation and f"{m.result.capped[3, 0]:.4g}".replace("-", "−") in m.explanation
     m.pin("masked", 3, 1)

@@ -5,7 +5,7 @@ the Saturation box shows all its lines."""
 
 from __future__ import annotations
 
-import numpy as np
+from tests.tolerance import assert_close
 
 
 def traced(window, qtbot, path):
@@ -34,7 +34,7 @@ def test_redo_of_an_opened_head_restores_its_story(window, qtbot, tiny_model):
     assert m.story == first_story
     window.redo_action.trigger()  # Ctrl+Y
     assert m.story == opened  # was "": the head's preset is in no list of presets, so redo lost its story
-    np.testing.assert_allclose(m.result.weights, trace.attentions[1, 2], atol=1e-6)
+    assert_close(m.result.weights, trace.attentions[1, 2])
     assert window.tab.story_label.text() == opened and window.tab.story_label.isVisible()
 
 
@@ -53,10 +53,10 @@ def test_the_same_head_on_two_texts_keeps_each_story_through_undo_and_redo(windo
     assert story_b != story_a and "edited" not in story_b  # its own story: not the first head's numbers' key
     window.undo_action.trigger()
     assert m.story == story_a
-    np.testing.assert_allclose(m.result.weights, first.attentions[0, 1], atol=1e-6)
+    assert_close(m.result.weights, first.attentions[0, 1])
     window.redo_action.trigger()
     assert m.story == story_b
-    np.testing.assert_allclose(m.result.weights, second.attentions[0, 1], atol=1e-6)
+    assert_close(m.result.weights, second.attentions[0, 1])
 
 
 def test_an_opened_head_says_no_range_changed_and_shows_its_whole_saturation(window, qtbot, tiny_model):

@@ -64,8 +64,10 @@ def test_bias_and_softcap_maps_show_the_model_numbers(window, qtbot):
     assert pipe.heatmaps["biased"].isVisible()
     window.edits.apply("cap", lambda mm: mm.set_softcap(0.5))
     settle(qtbot)
-    biased = pipe.heatmaps["biased"].values()
-    np.testing.assert_allclose(pipe.heatmaps["capped"].values(), 0.5 * np.tanh(biased / 0.5), atol=1e-12)
+    assert pipe.shown == ("scores", "scaled", "capped", "biased", "masked", "weights", "output")  # soft-cap first
+    capped = 0.5 * np.tanh(scaled / 0.5)
+    np.testing.assert_allclose(pipe.heatmaps["capped"].values(), capped, atol=1e-12)
+    np.testing.assert_allclose(pipe.heatmaps["biased"].values(), capped + alibi_bias(1, lq, lk)[0], atol=1e-12)
     assert m.result.capped is not None
     window.undo_stack.undo()
     window.undo_stack.undo()

@@ -105,13 +105,13 @@ def test_the_pipeline_figure_draws_the_optional_steps_with_their_numbers(qtbot, 
     scaled = q_rot @ k_rot.T * 0.5
     np.testing.assert_allclose(maps["scores"].values(), q_rot @ k_rot.T, atol=1e-12)
     hand_bias = -np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) / 256.0  # one head: slope 2^-8
-    np.testing.assert_allclose(maps["biased"].values(), scaled + hand_bias, atol=1e-12)
-    np.testing.assert_allclose(maps["capped"].values(), 2.0 * np.tanh((scaled + hand_bias) / 2.0), atol=1e-12)
+    np.testing.assert_allclose(maps["capped"].values(), 2.0 * np.tanh(scaled / 2.0), atol=1e-12)  # soft-cap first
+    np.testing.assert_allclose(maps["biased"].values(), 2.0 * np.tanh(scaled / 2.0) + hand_bias, atol=1e-12)
     fig.deleteLater()
     out = tmp_path / "pipeline.svg"
     title = write_pipeline_figure(out, steps, p.query_tokens, p.key_tokens, context=context)
     text = out.read_text(encoding="utf-8")
-    for words in ("Q rotated", "K rotated", "Biased scores = scaled + bias", "Soft-capped scores"):
+    for words in ("Q rotated", "K rotated", "Biased scores (+ bias)", "Soft-capped scores"):
         assert words in text, words
     assert "rotary base 100" in title and "ALiBi bias" in title and "soft-cap 2" in title
     # with every option off, none of them

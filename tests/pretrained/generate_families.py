@@ -43,18 +43,6 @@ TEXT = "The quick brown fox and Mary went to the café. The quick brown fox"
 OWN_TEXT = "3 7 1 9 4 3 7 1 9"  # this app's models read numbers (0-15); the test model holds 12 positions
 
 
-NOISIER = ("gemma2", "gemma3_text", "gemma3")
-"""Families whose float32 logits from the cache differ from a whole run by more than 1e-5 (up to 2e-5): their
-hidden states are large (embeddings times sqrt(d), norms times (1 + w)), so a one-row matmul summing in another order
-moves the logits further. transformers' own cache moves them as far (1.3e-5 on gemma3_text); test_generate holds
-ours to twice its drift on the same tokens."""
-
-
-def logits_tolerance(name: str) -> dict:
-    """assert_allclose's tolerance for logits from the cache against a whole run, float32."""
-    return dict(atol=4e-5 if name in NOISIER else 1e-5, rtol=1e-5)
-
-
 def text_for(name: str) -> str:
     return OWN_TEXT if name == "own" else TEXT
 

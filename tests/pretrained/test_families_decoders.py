@@ -17,8 +17,7 @@ import torch  # noqa: E402
 from family_models import DECODERS, LONG_TEXT, build, reference  # noqa: E402
 
 from attention_core import PretrainedError, load_pretrained  # noqa: E402
-
-TOL = 1e-5
+from tests.tolerance import assert_close
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +43,12 @@ def test_ids_logits_and_every_attention_equal_transformers(decoders, name):
     assert trace.prediction == "next"
     logits, attentions = _hf(decoders[name], trace.ids)
     assert trace.attentions.shape == attentions.shape
-    np.testing.assert_allclose(trace.logits, logits, atol=TOL, rtol=0)
-    np.testing.assert_allclose(trace.attentions, attentions, atol=TOL, rtol=0)
+    assert_close(trace.logits, logits)
+    assert_close(trace.attentions, attentions)
     for layer in range(model.info.layers):
         for head in range(model.info.heads):
             steps = trace.head_steps(layer, head)
-            np.testing.assert_allclose(steps.weights, attentions[layer, head], atol=TOL, rtol=0)
+            assert_close(steps.weights, attentions[layer, head])
 
 
 def test_windows_softcaps_and_ropes_are_the_configs(decoders):

@@ -13,8 +13,8 @@ import torch  # noqa: E402
 from family_models import ENCODERS, build, reference  # noqa: E402
 
 from attention_core import load_pretrained  # noqa: E402
+from tests.tolerance import assert_close
 
-TOL = 1e-5
 MASKED = {"bert": "The quick brown [MASK] jumps over the lazy dog. Mary went to the [MASK].",
           "distilbert": "The quick brown [MASK] jumps over the lazy dog. Mary went to the [MASK].",
           "roberta": "The quick brown <mask> jumps over the lazy dog. Mary went to the <mask>."}
@@ -38,16 +38,15 @@ def test_masked_logits_and_every_attention_equal_transformers(encoders, name):
     with torch.no_grad():
         out = ref(torch.as_tensor(trace.ids)[None], output_attentions=True)
     attentions = torch.stack(out.attentions)[:, 0].numpy()
-    np.testing.assert_allclose(trace.logits, out.logits[0].numpy(), atol=TOL, rtol=0)
-    np.testing.assert_allclose(trace.attentions, attentions, atol=TOL, rtol=0)
+    assert_close(trace.logits, out.logits[0].numpy())
+    assert_close(trace.attentions, attentions)
     assert all(m is None for m in trace.masks)  # bidirectional: every token sees every other
     assert np.all(trace.attentions[:, :, 0, -1] > 0)  # the first token attends to the last
     for layer in range(model.info.layers):
         for head in range(model.info.heads):
             setting = trace.head_setting(layer, head)
             assert setting["causal"] is False and setting["rotary_base"] is None
-            np.testing.assert_allclose(trace.head_steps(layer, head).weights, attentions[layer, head], atol=TOL,
-                                       rtol=0)
+            assert_close(trace.head_steps(layer, head).weights, attentions[layer, head])
     # the trace predicts the masked tokens, at the mask positions
     assert trace.prediction == "masked"
     mask_word = "<mask>" if name == "roberta" else "[MASK]"

@@ -12,9 +12,9 @@ pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from attention_core import load_pretrained, rotate  # noqa: E402
+from tests.tolerance import assert_close
 
 TEXT = "The quick brown fox and Mary went to the café. The quick brown fox"  # = conftest.TEXT
-TOL = 1e-5
 KEYS = {"q", "k", "v", "positions", "rotary_base", "rotary_dims", "window", "softcap", "scale", "causal", "kv_head",
         "kv_heads", "heads", "note"}
 
@@ -40,15 +40,14 @@ def test_a_rotary_head_comes_unrotated_and_rotates_back_to_the_model(hf_models, 
             np.testing.assert_array_equal(s["positions"], np.arange(len(trace)))
             kv = s["kv_head"]
             # before rotation: rotating them with the library's rotate gives the model's rotated q and k
-            np.testing.assert_allclose(rotate(s["q"], s["positions"], base=base, dims=dims), trace.q[layer, head],
-                                       atol=TOL, rtol=0)
+            assert_close(rotate(s["q"], s["positions"], base=base, dims=dims), trace.q[layer, head])
             assert not np.allclose(s["q"][1:], trace.q[layer, head][1:], atol=1e-3)  # not the rotated ones
             if dims < model.info.d_head:  # partial rotary: the columns past dims are not turned
-                np.testing.assert_allclose(s["k"][:, dims:], trace.k[layer, kv][:, dims:], atol=1e-6)
+                assert_close(s["k"][:, dims:], trace.k[layer, kv][:, dims:])
             steps = trace.head_steps(layer, head)
-            np.testing.assert_allclose(steps.q_rotated, trace.q[layer, head], atol=TOL, rtol=0)
-            np.testing.assert_allclose(steps.k_rotated, trace.k[layer, kv], atol=TOL, rtol=0)
-            np.testing.assert_allclose(steps.weights, attentions[layer, head], atol=TOL, rtol=0)
+            assert_close(steps.q_rotated, trace.q[layer, head])
+            assert_close(steps.k_rotated, trace.k[layer, kv])
+            assert_close(steps.weights, attentions[layer, head])
 
 
 def test_windows_and_the_mask_come_with_the_head(hf_models):
@@ -65,7 +64,7 @@ def test_scaled_rope_is_given_rotated_with_a_note(hf_models, hf_reference):
     assert s["rotary_base"] is None and s["rotary_dims"] is None and "llama3" in s["note"]
     np.testing.assert_array_equal(s["q"], trace.q[0, 1])
     attentions = _hf_attentions(hf_reference, "llama-tied", trace.ids)
-    np.testing.assert_allclose(trace.head_steps(0, 1).weights, attentions[0, 1], atol=TOL, rtol=0)
+    assert_close(trace.head_steps(0, 1).weights, attentions[0, 1])
 
 
 def test_learned_positions_and_no_positions(hf_models, own_model_dir):

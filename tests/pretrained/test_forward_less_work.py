@@ -24,6 +24,7 @@ from attention_core.phenomena import ablation_scan  # noqa: E402
 from attention_core.pretrained import forward as forward_module  # noqa: E402
 from attention_core.pretrained.forward import ForwardPass  # noqa: E402
 from attention_core.pretrained.layers import activation, attention_weights  # noqa: E402
+from tests.tolerance import assert_close
 
 TEXT = "The quick brown fox and Mary went to the café. The quick brown fox"
 
@@ -73,7 +74,7 @@ def test_logits_of_some_positions_equal_the_whole_runs(hf_models, name):
         whole = model.forward(ids, ablate=ablate, record={"head_out"}).logits  # a record: every position, run
         for part in (slice(3, 9), slice(5, len(ids) - 1), slice(0, len(ids))):
             some = model.forward(ids, ablate=ablate, logit_positions=part).logits
-            np.testing.assert_allclose(some.numpy(), whole[:, part].numpy(), atol=1e-5, rtol=0)
+            assert_close(some.numpy(), whole[:, part].numpy())
 
 
 def test_the_scan_runs_no_attention_it_replaces_and_only_the_needed_rows(hf_models, monkeypatch):

@@ -14,10 +14,10 @@ import torch  # noqa: E402
 
 from attention_core import Generation, load_pretrained  # noqa: E402
 from tests.pretrained.generate_families import GENERATE_FAMILIES, folder_for, reference_for, text_for  # noqa: E402
+from tests.tolerance import assert_close, tolerance
 
 HF_FAMILIES = [name for name in GENERATE_FAMILIES if name != "own"]
 NEW = 12
-TOL = dict(atol=1e-5, rtol=1e-5)  # float32; a one-row matmul sums in another order than a whole run
 
 
 def _hf_whole(ref, ids: list[int]):
@@ -43,18 +43,18 @@ def test_greedy_tokens_logits_and_rows_equal_transformers(hf_models, hf_referenc
     assert gen.stopped == ("eos" if gen.new_ids[-1] == 2 else "max_new_tokens")
     logits, attentions = _hf_whole(ref, gen.ids)
     rows = np.arange(p - 1, p - 1 + len(gen.steps))
-    # float32: a one-row run sums in another order than a whole run. Where transformers' own cache moves the
-    # logits further from its whole forward than 1e-5 (Gemma's large hidden states: 1.3e-5 on gemma3_text), ours
-    # may move as far (twice: the sums' order differs from transformers' too).
+    # float32: a one-row run sums in another order than a whole run: the rule's tolerance (tests/tolerance.py), or,
+    # where transformers' own cache moves the logits further from its whole forward (Gemma's large hidden states:
+    # 1.3e-5 on gemma3_text), twice that drift (the sums' order differs from transformers' too).
     drift = float(np.abs(torch.cat(hf.logits).numpy() - logits[rows]).max())
-    atol = max(TOL["atol"], 2 * drift)
+    atol = max(tolerance(step_logits := np.stack([s.logits for s in gen.steps]), logits[rows]), 2 * drift)
     for i, step in enumerate(gen.steps):
         q = p - 1 + i
         assert step.index == i and step.query_position == q and step.cache_positions == list(range(q + 1))
-        np.testing.assert_allclose(step.logits, logits[q], atol=atol, rtol=TOL["rtol"])
+        np.testing.assert_allclose(step_logits[i], logits[q], atol=atol, rtol=0)
         assert step.attentions.shape == (model.info.layers, model.info.heads, q + 1)
         assert step.attentions.dtype == np.float32
-        np.testing.assert_allclose(step.attentions, attentions[:, :, q, : q + 1], **TOL)
+        assert_close(step.attentions, attentions[:, :, q, : q + 1])
         assert step.kl_from_full is None and step.top_changed is None and step.evicted == []
     for layer, window in enumerate(model.spec.windows):  # a sliding layer's row is zero outside its window
         if window:
@@ -91,7 +91,7 @@ def test_own_model_decodes_as_its_tiny_transformer(own_model_dir):
     with torch.no_grad():
         for step in gen.steps:
             logits = net(torch.tensor([ids]), causal_mask(len(ids)))[0][0, -1]
-            np.testing.assert_allclose(step.logits, logits.numpy(), **TOL)
+            assert_close(step.logits, logits.numpy())
             ids.append(int(torch.argmax(logits)))
     assert ids == gen.ids
 

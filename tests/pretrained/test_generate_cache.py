@@ -3,7 +3,6 @@ at the positions they were computed at (rotary and learned positions), each laye
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 pytest.importorskip("transformers")
@@ -13,9 +12,8 @@ import torch  # noqa: E402
 from attention_core import load_pretrained  # noqa: E402
 from attention_core.pretrained.cache_policy import KVCache  # noqa: E402
 from attention_core.pretrained.layers import layer_masks, position_mask  # noqa: E402
-from tests.pretrained.generate_families import GENERATE_FAMILIES, folder_for, logits_tolerance, text_for  # noqa: E402
-
-TOL = dict(atol=1e-5, rtol=1e-5)  # float32: a one-row matmul sums in another order than a whole run
+from tests.pretrained.generate_families import GENERATE_FAMILIES, folder_for, text_for  # noqa: E402
+from tests.tolerance import assert_close
 
 
 @pytest.mark.parametrize("name", GENERATE_FAMILIES)
@@ -33,10 +31,10 @@ def test_pieces_against_a_cache_equal_one_whole_run(hf_models, own_model_dir, fa
         logits.append(out.logits[0])
         rows.append(torch.stack([w[0, :, 0] for w in out.records["weights"]]))
     assert cache.length() == ids.shape[1] and cache.positions[0].tolist() == list(range(ids.shape[1]))
-    np.testing.assert_allclose(torch.cat(logits).numpy(), whole.logits[0].numpy(), **logits_tolerance(name))
+    assert_close(torch.cat(logits).numpy(), whole.logits[0].numpy())
     full = torch.stack(whole.records["weights"])[:, 0]  # layers, heads, T, T
     for i, row in enumerate(rows):
-        np.testing.assert_allclose(row.numpy(), full[:, :, 5 + i, : 6 + i].numpy(), **TOL)
+        assert_close(row.numpy(), full[:, :, 5 + i, : 6 + i].numpy())
 
 
 @pytest.mark.parametrize("name", ["llama", "gpt2", "own", "gemma2", "smollm3"])
@@ -58,7 +56,7 @@ def test_dropped_keys_keep_their_positions_and_the_mask_follows_them(hf_models, 
     mask[n - 1] = False
     mask[n - 1, [*kept, n - 1]] = True
     ref = fp.run(ids, mask=mask).logits[0, n - 1]
-    np.testing.assert_allclose(out.logits[0, 0].numpy(), ref.numpy(), **logits_tolerance(name))
+    assert_close(out.logits[0, 0].numpy(), ref.numpy())
     plain = fp.run(ids).logits[0, n - 1]  # the dropped keys mattered: not what a whole run gives
     assert not torch.allclose(plain, ref, atol=1e-3)
 

@@ -22,6 +22,7 @@ from hang_guard import wait_until  # noqa: E402
 from app.cli import main  # noqa: E402
 from attention_core import load_pretrained  # noqa: E402
 from tests.pretrained.generate_families import text_for  # noqa: E402
+from tests.tolerance import assert_close
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +48,7 @@ def test_json_holds_every_step_as_the_library_writes_it(hf_models, tmp_path, cap
     assert len(data["steps"]) == len(gen.steps)
     for ours, step in zip(data["steps"], gen.steps):
         assert ours["cache_positions"] == step.cache_positions and ours["evicted"] == step.evicted
-        np.testing.assert_allclose(np.array(ours["attentions"]), step.attentions, atol=1e-6)
+        assert_close(np.array(ours["attentions"]), step.attentions)
         assert ours["kl_from_full"] == pytest.approx(step.kl_from_full)
 
 

@@ -17,6 +17,7 @@ pytest.importorskip("transformers")
 
 from app.model_tab.cli import add_inspect_parser, cmd_inspect  # noqa: E402
 from attention_core import load_pretrained  # noqa: E402
+from tests.tolerance import assert_close
 
 TEXT = "The quick brown fox and Mary went to the café. The quick brown fox"
 
@@ -38,12 +39,12 @@ def test_json_whole_model_and_one_head(hf_models, tmp_path, capsys):
     data = json.loads((tmp_path / "a.json").read_text())
     assert data["ids"] == trace.ids.tolist() and data["tokens"] == trace.tokens
     assert data["info"]["family"] == "gpt2" and len(data["top_next"]) == len(trace)
-    np.testing.assert_allclose(np.array(data["attentions"]), trace.attentions, atol=1e-6)
+    assert_close(np.array(data["attentions"]), trace.attentions)
     code, summary, _ = _run(["--model", folder, "--text", TEXT, "--layer", 1, "--head", 2, "--out",
                              tmp_path / "b.json"], capsys)
     data = json.loads((tmp_path / "b.json").read_text())
     assert (summary["layer"], summary["head"], data["layer"], data["head"]) == (1, 2, 1, 2)
-    np.testing.assert_allclose(np.array(data["attentions"]), trace.attentions[1, 2], atol=1e-6)  # 0-based CLI
+    assert_close(np.array(data["attentions"]), trace.attentions[1, 2])  # 0-based CLI
 
 
 def test_csv_rows_are_the_attended_pairs(hf_models, tmp_path, capsys):

@@ -16,6 +16,7 @@ import torch  # noqa: E402
 
 from attention_core.pretrained import load_pretrained  # noqa: E402
 from attention_core.pretrained.trace import LONG_TRACE_TOKENS, LongTraceError  # noqa: E402
+from tests.tolerance import assert_close
 
 T = 4096
 
@@ -105,9 +106,9 @@ def test_each_head_map_computed_on_demand_equals_transformers_eager(long_trace, 
     assert trace.spec.softcap is not None and {trace.spec.windows[0], trace.spec.windows[1]} == {300, None}
     for layer in range(trace.info.layers):
         for head in range(trace.info.heads):
-            np.testing.assert_allclose(trace.head_map(layer, head), att[layer, head], atol=1e-5)
+            assert_close(trace.head_map(layer, head), att[layer, head])
     rows = slice(3000, 3256)  # a window of queries, as the head map shows while scrolled
-    np.testing.assert_allclose(trace.head_map(0, 3, rows), att[0, 3, rows], atol=1e-5)
+    assert_close(trace.head_map(0, 3, rows), att[0, 3, rows])
     window = trace.spec.windows.index(300)
     assert (trace.head_map(window, 1, rows)[:, :2700] == 0).all()  # beyond the window: no weight
 
@@ -118,12 +119,11 @@ def test_the_overview_is_the_block_max_and_mean_of_the_exact_maps(long_trace, ea
     ov = trace.overview
     for layer, head in ((0, 0), (1, 3)):
         blocks = att[layer, head].reshape(128, 32, 128, 32)
-        np.testing.assert_allclose(ov.max[layer, head], blocks.max(axis=(1, 3)), atol=1e-5)
-        np.testing.assert_allclose(ov.mean[layer, head], blocks.mean(axis=(1, 3)), atol=1e-6)
-        np.testing.assert_allclose(ov.best_weight[layer, head], att[layer, head].max(axis=-1), atol=1e-5)
+        assert_close(ov.max[layer, head], blocks.max(axis=(1, 3)))
+        assert_close(ov.mean[layer, head], blocks.mean(axis=(1, 3)))
+        assert_close(ov.best_weight[layer, head], att[layer, head].max(axis=-1))
         rows = np.arange(T)
-        np.testing.assert_allclose(att[layer, head][rows, ov.best_key[layer, head]], att[layer, head].max(-1),
-                                   atol=1e-5)
+        assert_close(att[layer, head][rows, ov.best_key[layer, head]], att[layer, head].max(-1))
 
 
 def test_what_a_long_trace_does_not_keep_is_refused_naming_what_to_use(long_trace, eager):
@@ -157,6 +157,5 @@ def test_a_short_trace_is_unchanged_and_has_the_same_overview(gemma_long):
     np.testing.assert_array_equal(trace.head_map(1, 2), trace.attentions[1, 2])
     ov = trace.overview  # 600 / 128 → blocks of 5, 120 × 120
     assert ov.block == 5 and ov.max.shape == (2, 4, 120, 120)
-    np.testing.assert_allclose(ov.mean[0, 1], trace.attentions[0, 1].reshape(120, 5, 120, 5).mean(axis=(1, 3)),
-                               atol=1e-7)
+    assert_close(ov.mean[0, 1], trace.attentions[0, 1].reshape(120, 5, 120, 5).mean(axis=(1, 3)))
     assert "long" not in trace.summary()

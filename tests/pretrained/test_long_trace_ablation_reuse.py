@@ -13,6 +13,7 @@ pytest.importorskip("transformers")
 from attention_core import load_pretrained  # noqa: E402
 from attention_core.phenomena import ablation_scan  # noqa: E402
 from attention_core.phenomena.detect import bos_offset, fit_seq_len, repeated_ids  # noqa: E402
+from tests.tolerance import assert_close
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama", "gpt_neo"])
@@ -36,5 +37,5 @@ def test_the_restarting_scan_equals_whole_runs_for_every_head(hf_models, name):
             text_change[li, h] = float(model.losses(ids, ablate=off).mean()) - base_text
             repeat_change[li, h] = float(model.losses(rep, ablate=off)[:, first:].mean()) - base_rep
     assert np.abs(text_change).max() > 1e-3  # heads matter here: the comparison is not of zeros
-    np.testing.assert_allclose(scan.text_change, text_change, atol=1e-5)
-    np.testing.assert_allclose(scan.repeat_change, repeat_change, atol=1e-5)
+    assert_close(scan.text_change, text_change)
+    assert_close(scan.repeat_change, repeat_change)

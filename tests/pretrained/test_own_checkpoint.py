@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 pytest.importorskip("transformers")
@@ -10,6 +9,7 @@ pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from attention_core import PretrainedError, causal_mask, load_checkpoint, load_pretrained  # noqa: E402
+from tests.tolerance import assert_close
 
 
 def _reference(path, ids, causal=True):
@@ -33,12 +33,11 @@ def test_attentions_equal_the_tiny_transformers_own(own_model_dir):
     trace = model.trace(" ".join(map(str, ids)))
     assert trace.ids.tolist() == ids and trace.tokens == [str(i) for i in ids]
     logits, weights = _reference(own_model_dir / "model.safetensors", ids)
-    np.testing.assert_allclose(trace.attentions, weights, atol=1e-5, rtol=0)
-    np.testing.assert_allclose(trace.logits, logits, atol=1e-5, rtol=0)
+    assert_close(trace.attentions, weights)
+    assert_close(trace.logits, logits)
     for layer in range(2):
         for head in range(4):
-            np.testing.assert_allclose(trace.head_steps(layer, head).weights, weights[layer, head],
-                                       atol=1e-5, rtol=0)
+            assert_close(trace.head_steps(layer, head).weights, weights[layer, head])
     assert model.trace("SEP pad 3").ids.tolist() == [1, 0, 3]
     assert model.trace([1, 0, 3]).tokens == ["SEP", "PAD", "3"]
 
@@ -57,10 +56,10 @@ def test_every_position_kind_and_the_unmasked_model(tmp_path, positional, causal
     ids = [4, 7, 2, 9, 1, 9, 2, 7, 4]
     trace = model.trace(ids)
     logits, weights = _reference(path, ids, causal)
-    np.testing.assert_allclose(trace.attentions, weights, atol=1e-5, rtol=0)
-    np.testing.assert_allclose(trace.logits, logits, atol=1e-5, rtol=0)
+    assert_close(trace.attentions, weights)
+    assert_close(trace.logits, logits)
     assert (trace.mask(0) is None) == (not causal)
-    np.testing.assert_allclose(trace.head_steps(1, 3).weights, weights[1, 3], atol=1e-5)
+    assert_close(trace.head_steps(1, 3).weights, weights[1, 3])
 
 
 def test_own_vocabulary_refusals(own_model_dir):

@@ -20,6 +20,7 @@ from attention_core.phenomena import (  # noqa: E402
     repeated_tokens,
     score_attention,
 )
+from tests.tolerance import assert_close
 
 
 def _formula(kind, att, seq_len, offset):
@@ -49,9 +50,9 @@ def test_detectors_equal_the_formula_on_transformers_attentions(hf_models, hf_re
     att = torch.stack(out.attentions, dim=1).numpy()  # (batch, layers, heads, n, n)
     for kind in KINDS:
         expect = _formula(kind, att, 8, offset)
-        np.testing.assert_allclose(scores[kind].scores, expect, atol=1e-5, rtol=0)
+        assert_close(scores[kind].scores, expect)
         one = head_scores(model, kind, seq_len=8, seed=3, batch=2)
-        np.testing.assert_allclose(one.scores, scores[kind].scores, atol=1e-7)
+        assert_close(one.scores, scores[kind].scores)
         assert one.kind == kind and one.threshold == 0.4 and one.scores.shape == (2, 4)
 
 

@@ -11,12 +11,12 @@ import torch  # noqa: E402
 
 from attention_core import AttentionSteps, PretrainedError, load_pretrained  # noqa: E402
 from attention_core.pretrained.tokenizer import SPACE  # noqa: E402
+from tests.tolerance import assert_close
 
 TEXT = "The quick brown fox and Mary went to the café. The quick brown fox"  # = conftest.TEXT
 
 FAMILIES = ["gpt2", "gpt2-untied", "llama", "llama-tied", "gpt_neox", "gpt_neox-sequential", "gpt_neo", "qwen2",
             "mistral", "gpt2-sharded"]
-TOL = 1e-5
 
 
 def _reference(hf_reference, name: str, ids: np.ndarray):
@@ -36,13 +36,13 @@ def test_logits_and_every_attention_equal_transformers(hf_models, hf_reference, 
     assert trace.ids.tolist() == hf_tok(TEXT)["input_ids"]
     logits, attentions = _reference(hf_reference, name, trace.ids)
     assert trace.logits.shape == logits.shape and trace.attentions.shape == attentions.shape
-    np.testing.assert_allclose(trace.logits, logits, atol=TOL, rtol=0)
-    np.testing.assert_allclose(trace.attentions, attentions, atol=TOL, rtol=0)
+    assert_close(trace.logits, logits)
+    assert_close(trace.attentions, attentions)
     for layer in range(model.info.layers):
         for head in range(model.info.heads):
             steps = trace.head_steps(layer, head)
             assert isinstance(steps, AttentionSteps)
-            np.testing.assert_allclose(steps.weights, trace.attentions[layer, head], atol=TOL, rtol=0)
+            assert_close(steps.weights, trace.attentions[layer, head])
             np.testing.assert_allclose(steps.scores, trace.scores[layer, head], atol=1e-4, rtol=1e-5)
 
 
@@ -63,7 +63,7 @@ def test_grouped_query_attention_shares_keys(hf_models):
     trace = model.trace(TEXT)
     assert (model.info.heads, model.info.kv_heads) == (4, 2)
     assert trace.k.shape[1] == 2 and trace.q.shape[1] == 4 and trace.kv_head(3) == 1
-    np.testing.assert_allclose(trace.head_steps(0, 2).k_rotated, trace.k[0, 1], atol=1e-5, rtol=0)  # K/V head 1
+    assert_close(trace.head_steps(0, 2).k_rotated, trace.k[0, 1])  # K/V head 1
 
 
 def test_tied_and_untied_heads(hf_models):
@@ -127,7 +127,7 @@ def test_trace_api(hf_models):
     # ids in, the same numbers out; head outputs are weights · v
     again = model.trace(trace.ids.tolist())
     np.testing.assert_array_equal(again.attentions, trace.attentions)
-    np.testing.assert_allclose(trace.head_outputs[1, 2], trace.attentions[1, 2] @ trace.v[1, 1], atol=1e-6)
+    assert_close(trace.head_outputs[1, 2], trace.attentions[1, 2] @ trace.v[1, 1])
     with pytest.raises(ValueError, match="layer 2 out of range"):
         trace.head_steps(2, 0)
 
@@ -151,8 +151,7 @@ def test_ablation_zero_and_mean_change_only_that_head(hf_models):
     assert not torch.allclose(off.logits, clean.logits)
     mean = clean.records["head_out"][1][0, 2].mean(dim=0).numpy()
     meaned = model.forward(ids, ablate={(1, 2): mean}, record={"head_out"})
-    np.testing.assert_allclose(meaned.records["head_out"][1][0, 2].numpy(), np.broadcast_to(mean, (len(ids), 8)),
-                               atol=1e-6)
+    assert_close(meaned.records["head_out"][1][0, 2].numpy(), np.broadcast_to(mean, (len(ids), 8)))
     with pytest.raises(ValueError, match="no layer 5 head 0"):
         model.forward(ids, ablate={(5, 0): "zero"})
 
@@ -166,7 +165,7 @@ def test_bfloat16_loads_and_is_close(hf_models):
         assert half.attentions.dtype == np.float32  # attention is computed in float32
         assert np.abs(half.attentions - full.attentions).max() < 0.05
         assert np.abs(half.logits - full.logits).max() < 0.25 * np.abs(full.logits).max()
-        np.testing.assert_allclose(half.head_steps(1, 1).weights, half.attentions[1, 1], atol=1e-5)
+        assert_close(half.head_steps(1, 1).weights, half.attentions[1, 1])
     with pytest.raises(PretrainedError, match="dtype must be one of float32, bfloat16"):
         load_pretrained(hf_models["gpt2"], dtype="float16")
 

@@ -23,6 +23,7 @@ from app.training.model.tools import fresh_factory
 from attention_core import devices
 from attention_core.tiny.config import TrainConfig
 from attention_core.tiny.training import ReversalTrainer
+from tests.tolerance import assert_close
 
 STEPS = 9
 CPU_CFG = TrainConfig(steps=STEPS, train_size=128, test_size=32, train_eval_size=16, batch_size=16, eval_every=3,
@@ -99,7 +100,7 @@ def assert_nothing_lost(session: TrainingSession, reference: list[tuple[float, d
     for snap, (loss, params) in zip(list(session.history)[1:], reference):
         assert snap.report.loss == pytest.approx(loss, rel=1e-6, abs=1e-7)
         for name, value in params.items():
-            np.testing.assert_allclose(snap.params[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+            assert_close(snap.params[name], value, err_msg=name)
 
 
 @pytest.mark.parametrize("where, fail_at", [("forward", 4), ("evaluate", 2)])

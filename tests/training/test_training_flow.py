@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from flow_drawing import drawn_weights
 
+from tests.tolerance import assert_close
+
 TINY = dict(seq_len=3, vocab_size=6, d_model=8, num_heads=2, num_layers=2, steps=6, train_size=64, test_size=16,
             train_eval_size=4, eval_every=3)
 
@@ -42,7 +44,7 @@ def test_training_flow_follows_scrubbing_and_the_layer_then_the_probe(trained_pa
             p.flow.layer_combo.setCurrentIndex(layer)
             ref = reference_maps(s, index)[layer]
             got = drawn_weights(p.flow.canvas, 2, n, n)
-            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-7)
+            assert_close(got, ref)
             assert f"layer {layer + 1} at step {s.history[index].step}" in p.flow.title_label.text()
         # causal: no line ever goes to a later position
         assert all(d.key <= d.query for d in p.flow.canvas.drawn)

@@ -17,6 +17,7 @@ from attention_core.masks import causal_mask
 from attention_core.metrics import attention_entropy, focus_score
 from attention_core.tiny.analysis import greedy_reverse, probe_attention, reversal_accuracy, sequence_accuracy
 from attention_core.tiny.config import TrainConfig
+from tests.tolerance import assert_close
 
 TIMEOUT_MS = 60_000
 ENDED = ("finished", "stopped", "error")
@@ -74,7 +75,7 @@ def assert_grid_shows(panel: TrainingPanel, weights, exact: bool = True) -> None
             if exact:
                 np.testing.assert_array_equal(panel.head_grid.values(li, h), weights[li][h])
             else:
-                np.testing.assert_allclose(panel.head_grid.values(li, h), weights[li][h], rtol=1e-5, atol=1e-7)
+                assert_close(panel.head_grid.values(li, h), weights[li][h])
 
 
 def click_head(qtbot, panel: TrainingPanel, layer: int, head: int) -> None:
@@ -149,8 +150,7 @@ def test_pause_really_pauses_step_advances_one_and_stop_ends_thread(panel, qtbot
     for _ in range(steps + 1):
         ref.train_step()
     for name, value in ref.model.state_dict().items():
-        np.testing.assert_allclose(s.history.latest.params[name], value.numpy(), rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+        assert_close(s.history.latest.params[name], value.numpy(), err_msg=name)
 
     click(qtbot, rc.pause_button)  # Resume
     qtbot.waitUntil(lambda: s.history.latest.step >= steps + 4, timeout=TIMEOUT_MS)
@@ -407,12 +407,11 @@ def test_try_it_reverses_greedily_and_shows_attention_per_step(panel, qtbot):
         for p in range(L):
             x = torch.tensor([seq[: L + 1 + p]])
             _, w = model(x, causal(x.shape[1]))
-            np.testing.assert_allclose(vals[p, : L + 1 + p], w[li][0, h, -1].double().numpy(), rtol=1e-5,
-                                       atol=1e-7)
+            assert_close(vals[p, : L + 1 + p], w[li][0, h, -1].double().numpy())
     # output step p saw positions 0..L+p only
     assert blocked[0].tolist() == [False] * 7 + [True] * 5
     assert blocked[-1].tolist() == [False] * 12
-    np.testing.assert_allclose(vals.sum(axis=1), 1.0, atol=1e-6)
+    assert_close(vals.sum(axis=1), 1.0)
     tryit.input.setText("3 7 2")
     click(qtbot, tryit.run_button)
     assert "exactly 6 tokens" in tryit.result_label.text() and tryit.result is None
@@ -449,7 +448,7 @@ def test_probe_can_be_typed_and_exports_write_files(panel, qtbot, tmp_path):
     assert len(rows) == 12 and f"# columns (key position): {json.dumps(panel.head_grid.labels())}" in lines
     assert json.loads(next(ln for ln in lines if ln.startswith("# rows"))[len("# rows (query position): "):])[0] == "2"
     numbers = np.genfromtxt(head_csv, comments="#", delimiter=",")
-    np.testing.assert_allclose(numbers, expected[1][2], rtol=1e-5, atol=1e-7)
+    assert_close(numbers, expected[1][2])
     head_png = tmp_path / "head.png"
     panel.export_head(1, 2, head_png)
     assert head_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and head_png.stat().st_size > 1000

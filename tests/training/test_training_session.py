@@ -25,6 +25,7 @@ from attention_core.tiny.checkpoint import CheckpointError, history_path, save_m
 from attention_core.tiny.config import TrainConfig
 from attention_core.tiny.model import TinyTransformer
 from attention_core.tiny.training import ReversalTrainer
+from tests.tolerance import assert_close
 
 STEPS = 12
 CFG = TrainConfig(steps=STEPS, train_size=256, test_size=64, train_eval_size=32, batch_size=32, eval_every=3,
@@ -48,7 +49,7 @@ def model_of(params: dict[str, np.ndarray], cfg: TrainConfig = CFG, off: tuple[t
 def assert_same_params(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
     assert a.keys() == b.keys()
     for k in a:
-        np.testing.assert_allclose(a[k], b[k], rtol=1e-5, atol=1e-6, err_msg=k)
+        assert_close(a[k], b[k], err_msg=k)
 
 
 @pytest.fixture(scope="module")
