@@ -21,7 +21,7 @@ from app.common.titles import ExportContext, colorbar_label, full_title, step_ti
 from app.common.validation import Refused, check_causal_fits, check_preset_name, check_scale
 from attention_core.steps import STEP_NAMES  # torch-free
 
-OPTIONAL_VIEWS = ("rotated", "biased", "capped")
+OPTIONAL_VIEWS = ("rotated", "capped", "biased")
 """The optional steps as ``--view`` names them (``attention_core.OPTIONAL_STEPS``); each needs its option."""
 VIEWS = (*STEP_NAMES, *OPTIONAL_VIEWS, "pipeline", "tiles", "code")  # what `export --view` accepts
 TILES_TITLE = "FlashAttention's tiles: the online softmax, block by block"
@@ -38,8 +38,8 @@ def add_export_parser(sub: Any) -> None:
     e.add_argument("--preset", required=True, help="cat-sat-mat, it-animal-street, magnitude, bank-river-loan, "
                                                    "lesson-random-4x8 or random-N")
     e.add_argument("--view", required=True, help="scores, scaled, masked, weights, output; rotated (q and k after "
-                                                 "rotary: needs --rotary-base), biased (needs --alibi), capped (needs "
-                                                 "--softcap); pipeline (every step with Q, K and V in one figure; "
+                                                 "rotary: needs --rotary-base), capped (needs --softcap), biased "
+                                                 "(needs --alibi); pipeline (every step with Q, K and V in one figure; "
                                                  "PNG, SVG or PDF); tiles (FlashAttention's tiles: PNG, SVG, PDF or "
                                                  "CSV); or code (a numpy-only Python script printing every step; "
                                                  "FILE.py)")
@@ -51,8 +51,10 @@ def add_export_parser(sub: Any) -> None:
     e.add_argument("--rotary-base", type=float, default=None, help="rotary positions with this base (e.g. 10000)")
     e.add_argument("--rotary-dims", type=int, default=None,
                    help="how many leading columns rotate (even, at most d_k; default all); needs --rotary-base")
-    e.add_argument("--alibi", action="store_true", help="add ALiBi's distance bias (head 0's slope of --heads)")
-    e.add_argument("--softcap", type=float, default=None, help="soft-cap the scores: c*tanh(x/c), c > 0")
+    e.add_argument("--alibi", action="store_true", help="add ALiBi's distance bias (head 0's slope of --heads), "
+                   "after the soft-cap")
+    e.add_argument("--softcap", type=float, default=None,
+                   help="soft-cap the scaled scores: c*tanh(x/c), c > 0, before any bias and the mask")
     e.add_argument("--window", type=int, default=None,
                    help="a sliding-window mask of W keys (causal; replaces --mask)")
     e.add_argument("--sinks", type=int, default=None, help="keys every query sees under --window (default 0)")

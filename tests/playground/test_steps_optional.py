@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
+from qt_settle import settled
 
 from app.playground.qt.pipeline import STEPS
 from attention_core import alibi_bias, rotate
@@ -17,7 +18,7 @@ from attention_core.presets import random_preset
 def settle(qtbot) -> None:  # type: ignore[no-untyped-def]
     for _ in range(3):
         QApplication.processEvents()
-    qtbot.wait(10)
+    settled(qtbot)
 
 
 def test_with_every_option_off_the_view_is_the_five_maps(window):

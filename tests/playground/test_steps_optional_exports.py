@@ -53,11 +53,11 @@ def test_every_new_map_exports_with_the_playgrounds_title_and_context(window, qt
     # each names what it shows, not only the window's short caption
     assert QImage(str(tmp_path / "capped.png")).text("Title").startswith("Soft-capped scores")
     assert QImage(str(tmp_path / "q_rotated.png")).text("Title").startswith("Q rotated")
-    # the numbers are the library's: ALiBi added to the scaled scores, by hand
+    # the numbers are the library's: ALiBi added to the soft-capped scores (c = 2), by hand
     biased = np.genfromtxt(tmp_path / "biased.csv", comments="#", delimiter=",")
     scaled = pipe.heatmaps["scaled"].values()
     lq, lk = scaled.shape
-    np.testing.assert_allclose(biased, scaled + alibi_bias(1, lq, lk)[0], atol=1e-12)
+    np.testing.assert_allclose(biased, 2.0 * np.tanh(scaled / 2.0) + alibi_bias(1, lq, lk)[0], atol=1e-12)
 
 
 def test_maps_built_after_the_exports_were_installed_follow_the_setting(window, qtbot, tmp_path):

@@ -3,11 +3,11 @@ alone. It rebuilds the inputs the Steps view uses — Q, K, V as given, or X (X_
 W_Q, W_K, W_V in projection mode —, the mask (True = may attend; the sliding window written as its rule) and the
 scale, then prints the five steps (raw scores, scaled, masked, weights, output) row by row with the token labels,
 every number as ``repr`` (exact: it reads back as the same float). The modern options add their steps before those
-(q_rotated, k_rotated, biased, capped), K/V heads add every query head's weights with its K/V head, and any modern
-option (or block sizes other than 2 × 2) adds FlashAttention's tiled pass and its output. The arithmetic is
-``attention_core.steps``' own (the same operations in the same order), so the printed numbers equal the ones on
-screen. With Heads > 1 the Steps view shows attention with one head over all of d_k (the split is the Multi-head
-view's), and so does the script.
+(q_rotated, k_rotated, capped, biased: the soft-cap before the bias, as Gemma 2 and FlashAttention), K/V heads add
+every query head's weights with its K/V head, and any modern option (or block sizes other than 2 × 2) adds
+FlashAttention's tiled pass and its output. The arithmetic is ``attention_core.steps``' own (the same operations in
+the same order), so the printed numbers equal the ones on screen. With Heads > 1 the Steps view shows attention
+with one head over all of d_k (the split is the Multi-head view's), and so does the script.
 
 ``script_for_model(model)`` for the window (Edit → Copy as code), ``script_for_state(state, setting)`` for the
 command line (``export --view code --out FILE.py``).
@@ -37,8 +37,8 @@ STEP_LINES = (
 OPTIONAL_LINES = (
     ("q_rotated", "q_rotated = rotate(Q, query positions): rotary positions"),
     ("k_rotated", "k_rotated = rotate(K, key positions): rotary positions (scores = q_rotated @ k_rotated.T)"),
-    ("biased", "biased = scaled + bias: ALiBi"),
-    ("capped", "capped = softcap * tanh(last / softcap): soft-capping (masked then masks capped)"),
+    ("capped", "capped = softcap * tanh(scaled / softcap): soft-capping, before the bias and the mask"),
+    ("biased", "biased = capped + bias (scaled + bias without a soft-cap): ALiBi, after the soft-cap"),
 )
 """The optional steps, printed (before the five) while their option is on."""
 FLASH_LINE = ("flash_output", "flash output = FlashAttention's tiled pass (online softmax), never the full matrix")
@@ -137,7 +137,7 @@ def optional_fields(state: PlaygroundState) -> set[str]:
     """The optional steps the state's options turn on (``AttentionSteps`` fields)."""
     o = state.options
     out = {"q_rotated", "k_rotated"} if o.rotary_base is not None else set()
-    return out | ({"biased"} if o.alibi else set()) | ({"capped"} if o.softcap is not None else set())
+    return out | ({"capped"} if o.softcap is not None else set()) | ({"biased"} if o.alibi else set())
 
 
 def _positions_lines() -> list[str]:
@@ -216,12 +216,12 @@ def steps_body(state: PlaygroundState) -> str:
         lines.append(f"scores = Q @ np.swapaxes({k}, -1, -2)")
     lines.append("scaled = scores * scale")
     last = "scaled"
-    if o.alibi:
-        lines.append("biased = scaled + bias")
-        last = "biased"
-    if o.softcap is not None:
-        lines.append(f"capped = softcap * np.tanh({last} / softcap)")
+    if o.softcap is not None:  # soft-cap, then bias, then mask: attention_core.steps' order
+        lines.append("capped = softcap * np.tanh(scaled / softcap)")
         last = "capped"
+    if o.alibi:
+        lines.append(f"biased = {last} + bias")
+        last = "biased"
     lines += [f"masked = {last} if mask is None else np.where(mask, {last}, -np.inf)",
               "weights = softmax_rows(masked)", f"output = weights @ {v}"]
     return "\n".join(lines)
@@ -268,10 +268,10 @@ def extra_sections(state: PlaygroundState, head_line: str, flash_heading: str) -
     k, v = ("K_read", "V_read") if o.num_kv_heads is not None else ("K", "V")
     q, k = ("q_rotated", "k_rotated") if o.rotary_base is not None else ("Q", k)
     tile = []
-    if o.alibi:
-        tile.append("            s = s + bias[rows, cols]")
     if o.softcap is not None:
         tile.append("            s = softcap * np.tanh(s / softcap)")
+    if o.alibi:
+        tile.append("            s = s + bias[rows, cols]")
     tile.append("            s = s if mask is None else np.where(mask[rows, cols], s, -np.inf)")
     return (out + f"\n\nblock_q, block_k = {o.block_q}, {o.block_k}  # query rows and key columns per tile\n"
             + _FLASH.replace("BIAS_CAP_MASK", "\n".join(tile))
@@ -298,10 +298,10 @@ def _heads_section(state: PlaygroundState, head_line: str) -> str:
         lines += [f"    q_h = rotate(q_h, np.arange(len(q_h)), {dims})  # each head turns its own first columns",
                   f"    k_h = rotate(k_h, np.arange(len(k_h)), {dims})"]
     lines.append("    s_h = (q_h @ k_h.T) * head_scale")
-    if o.alibi:
-        lines.append("    s_h = s_h - head_slopes[h] * np.abs(query_pos - key_pos)")
     if o.softcap is not None:
         lines.append("    s_h = softcap * np.tanh(s_h / softcap)")
+    if o.alibi:
+        lines.append("    s_h = s_h - head_slopes[h] * np.abs(query_pos - key_pos)")
     lines += ["    w_h = softmax_rows(s_h if mask is None else np.where(mask, s_h, -np.inf))",
               f"    show(f{head_line!r}, w_h, key_tokens)", ""]
     return "\n".join(lines)

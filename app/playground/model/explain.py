@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
     # (output columns are value dimensions, not keys: the mask is never indexed with them; found by fuzzing)
     blocked = view != "output" and s.mask is not None and not bool(s.mask[i, j])
     if view == "masked":
-        before = "capped" if s.capped is not None else "biased" if s.biased is not None else "scaled"
+        before = _before_mask(s)
         if blocked and state.mask_mode == "sliding":
             html = f"{_b(f'masked[{qt[i]}, {kt[j]}]')} = {_b('−∞')}: {sliding_reason(i, j, state)}"
         elif blocked:
@@ -95,7 +96,7 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
         else:
             html = (f"{_b(f'masked[{qt[i]}, {kt[j]}]')} = {before} = {_b(fmt(s.masked[i, j]))} (allowed: the mask "
                     f"lets query '{qt[i]}' see key '{kt[j]}').")
-        return Explanation(html, {"scaled": ((), (), ((i, j),)), "masked": ((), (), ((i, j),))})
+        return Explanation(html, {before: ((), (), ((i, j),)), "masked": ((), (), ((i, j),))})
     if view == "weights":
         row = s.masked[i]
         if s.fully_masked[i]:
@@ -118,7 +119,12 @@ def explain(view: str, i: int, j: int, state: PlaygroundState, result: Result) -
     return Explanation("")
 
 
-OPTIONAL_EXPLAINED = ("q_rotated", "k_rotated", "biased", "capped")
+OPTIONAL_EXPLAINED = ("q_rotated", "k_rotated", "capped", "biased")
+
+
+def _before_mask(s: Any) -> str:
+    """The map ③ masks: the last of scaled, capped, biased that is on (soft-cap, then bias, then mask)."""
+    return "biased" if s.biased is not None else "capped" if s.capped is not None else "scaled"
 
 
 def explain_optional(view: str, i: int, j: int, state: PlaygroundState, result: Result) -> Explanation:
@@ -131,19 +137,20 @@ def explain_optional(view: str, i: int, j: int, state: PlaygroundState, result: 
     cell = ((), (), ((i, j),))
     if view in ("q_rotated", "k_rotated"):
         return _explain_rotation(view, i, j, state, result)
-    if view == "biased":
+    if view == "biased":  # after the soft-cap when it is on: c·tanh(s/c) + bias, as Gemma 2 and FlashAttention
         assert s.bias is not None
+        before = "capped" if s.capped is not None else "scaled"
         bias = float(np.broadcast_to(s.bias, s.scaled.shape)[i, j])
-        html = (f"{_b(f'biased[{qt[i]}, {kt[j]}]')} = scaled + bias = {fmt(s.scaled[i, j])} + ({fmt(bias)}) = "
-                f"{_b(fmt(float(arr[i, j])))}<br>ALiBi: bias = −slope · distance; the further the key from the "
-                "query, the lower its score (no position is added to Q or K).")
-        return Explanation(html, {"scaled": cell, "biased": cell})
-    before = "biased" if s.biased is not None else "scaled"
-    x, c = float(getattr(s, before)[i, j]), float(s.softcap or 0.0)
-    html = (f"{_b(f'capped[{qt[i]}, {kt[j]}]')} = c · tanh(x / c) = {fmt(c)} · tanh({fmt(x)} / {fmt(c)}) = "
+        html = (f"{_b(f'biased[{qt[i]}, {kt[j]}]')} = {before} + bias = {fmt(float(getattr(s, before)[i, j]))} + "
+                f"({fmt(bias)}) = {_b(fmt(float(arr[i, j])))}<br>ALiBi: bias = −slope · distance; the further the "
+                "key from the query, the lower its score (no position is added to Q or K)"
+                + (", added after the soft-cap, so the cap never squashes it." if before == "capped" else "."))
+        return Explanation(html, {before: cell, "biased": cell})
+    x, c = float(s.scaled[i, j]), float(s.softcap or 0.0)
+    html = (f"{_b(f'capped[{qt[i]}, {kt[j]}]')} = c · tanh(scaled / c) = {fmt(c)} · tanh({fmt(x)} / {fmt(c)}) = "
             f"{_b(fmt(float(arr[i, j])))}<br>Soft-capping: a score stays below ±{fmt(c)} however large it "
             "grows; small ones pass almost unchanged.")
-    return Explanation(html, {before: cell, "capped": cell})
+    return Explanation(html, {"scaled": cell, "capped": cell})
 
 
 def _explain_rotation(view: str, i: int, c: int, state: PlaygroundState, result: Result) -> Explanation:

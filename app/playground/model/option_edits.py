@@ -47,14 +47,15 @@ class OptionEdits:
         self._commit({"options"})
 
     def set_alibi(self, on: bool) -> None:
-        """ALiBi: add head 0's linear distance bias (of the Playground's heads) to the scaled scores."""
+        """ALiBi: add head 0's linear distance bias (of the Playground's heads) to the scaled scores (to the
+        soft-capped ones when the soft-cap is on: the bias comes after it)."""
         if not isinstance(on, bool):
             raise ValueError(f"ALiBi is on or off (True or False), got {on!r}")
         self._guarded(lambda s: setattr(s.options, "alibi", on))
         self._commit({"options"})
 
     def set_softcap(self, cap: float | None) -> None:
-        """Soft-cap the scores at ±``cap`` (c·tanh(x/c), before the mask); None: off."""
+        """Soft-cap the scaled scores at ±``cap`` (c·tanh(x/c), before the bias and the mask); None: off."""
         self._guarded(lambda s: setattr(s.options, "softcap", opt.check_softcap(cap)))
         self._commit({"options"})
 

@@ -142,7 +142,7 @@ def plotted_pair(pinned: tuple[str, int, int] | None, steps: Any) -> tuple[int, 
     return steps.q.shape[-2] - 1, 0
 
 
-QUERY_KEY_VIEWS = ("scores", "scaled", "biased", "capped", "masked", "weights")
+QUERY_KEY_VIEWS = ("scores", "scaled", "capped", "biased", "masked", "weights")
 """The step maps whose rows are queries and columns keys: a pinned cell of these picks the plot's pair."""
 
 

@@ -13,8 +13,9 @@ from attention_core import STEP_NAMES
 DISPLAY_LIMIT = 1e150
 """The largest magnitude a shown number may have: a colour range of ±1e308 overflows (found by the monkey test)."""
 STEP_VIEWS = STEP_NAMES  # the five step maps, by the AttentionSteps field each shows
-OPTIONAL_VIEWS = ("q_rotated", "k_rotated", "biased", "capped")
-"""The maps of the optional steps (``AttentionSteps`` fields, None while their option is off)."""
+OPTIONAL_VIEWS = ("q_rotated", "k_rotated", "capped", "biased")
+"""The maps of the optional steps (``AttentionSteps`` fields, None while their option is off), in the order computed:
+the soft-cap before the bias (``attention_core.OPTIONAL_STEPS``)."""
 CELL_VIEWS = (*STEP_VIEWS, *OPTIONAL_VIEWS)
 """Every step map a cell can be pinned or hovered in (an optional one only while it is on)."""
 

@@ -28,6 +28,11 @@ STEP_MARKS = dict(zip(("scores", "scaled", "masked", "weights", "output"), "①�
 STEP_OPERATIONS = {"scores": "Q·Kᵀ", "scaled": "× {scale}", "masked": "+ mask", "weights": "softmax", "output": "· V"}
 """The operation that makes each step from the one before: the words on the arrows of the Steps view and of the
 exported pipeline figure (app/playground/qt/pipeline_figure.py), written once here."""
+OPTIONAL_MARKS = {"capped": "ⓒ", "biased": "ⓑ"}
+"""The marks of the optional step maps, in the order computed (soft-cap, then bias: ``attention_core.OPTIONAL_STEPS``);
+the Steps view draws a stand-in where the font lacks circled letters (``app.playground.qt.step_arrows.mark``)."""
+OPTIONAL_OPERATIONS = {"capped": "c·tanh(x / c)", "biased": "+ bias"}
+"""The operation on the arrow into each optional step map."""
 STEP_INPUTS = {"scores": ("Q", "K"), "output": ("V",)}
 """The inputs that enter the flow at a step (beside the previous step)."""
 BLOCKED_NOTE = "−∞ where blocked"
@@ -125,7 +130,12 @@ def flow_html(state: PlaygroundState, result: Result) -> dict[str, str]:
     n_blocked = 0 if s.mask is None else int((~s.mask).sum())
     scale_note = ("unscaled" if s.scale == 1.0 else f"= 1/√{state.dims['d_k']}" if state.scale_mode == "sqrt"
                   else "custom")
-    ops = step_operations(s.scale, scale_note, n_blocked, previous=STEP_MARKS["scaled"])
+    # the maps in the order computed: ② is followed by ⓒ (soft-cap) and ⓑ (bias) while they are on, and ③ masks
+    # the last of them: its arrow names that map (it said "② ⟶ + mask" when ③ masked the soft-capped scores)
+    chain = ["scores", "scaled", *(n for n in OPTIONAL_MARKS if getattr(s, n, None) is not None), "masked",
+             "weights", "output"]
+    marks = {**STEP_MARKS, **OPTIONAL_MARKS}
+    ops = step_operations(s.scale, scale_note, n_blocked, previous=marks[chain[chain.index("masked") - 1]])
     lq, lk, d_k, d_v = s.scores.shape[0], s.scores.shape[1], s.q.shape[-1], s.v.shape[-1]
 
     def arrow(source: str, op: str, note: str = "") -> str:
@@ -134,14 +144,16 @@ def flow_html(state: PlaygroundState, result: Result) -> dict[str, str]:
         return f"{source} {ARROW} <b>{op}</b>" + (f" <i>{note}</i>" if note else "")
 
     flow = {"scores": arrow(f"<b>Q</b> {lq}×{d_k}, <b>K</b> {lk}×{d_k}", STEP_OPERATIONS["scores"])}
-    names = list(STEP_MARKS)
-    for prev, name in zip(names, names[1:]):
+    for prev, name in zip(chain, chain[1:]):
+        if name in OPTIONAL_OPERATIONS:
+            flow[name] = arrow(marks[prev], OPTIONAL_OPERATIONS[name])
+            continue
         op, note = ops[name]
         if name in STEP_INPUTS:  # V enters here
             note = ", ".join(f"<b>{v}</b> {lk}×{d_v} enters" for v in STEP_INPUTS[name])
         elif name not in ("scaled", "masked"):
             note = ""
-        flow[name] = arrow(STEP_MARKS[prev], op, note)
+        flow[name] = arrow(marks[prev], op, note)
     return flow
 
 
@@ -261,6 +273,7 @@ def plain_text(html: str) -> str:
     return html_lib.unescape(text).strip()
 
 
-__all__ = ["BLOCKED_NOTE", "MASK_HINTS", "STEP_MARKS", "STEP_OPERATIONS", "flow_html", "heads_banner_html",
+__all__ = ["BLOCKED_NOTE", "MASK_HINTS", "OPTIONAL_MARKS", "OPTIONAL_OPERATIONS", "STEP_MARKS", "STEP_OPERATIONS",
+           "flow_html", "heads_banner_html",
            "heads_tooltip", "no_mask_note", "plain_text", "result_summary", "saturation_html", "scale_text",
            "status_text", "step_captions", "step_operations", "story_key", "story_text", "time_text", "numbers_edited"]

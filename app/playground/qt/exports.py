@@ -76,14 +76,15 @@ def export_pipeline_dialog(window: PlaygroundWindow) -> str | None:
     return path
 
 
-OPTIONAL_FILES = {"q_rotated": "0-q_rotated", "k_rotated": "0-k_rotated", "biased": "2b-biased", "capped": "2c-capped"}
+OPTIONAL_FILES = {"q_rotated": "0-q_rotated", "k_rotated": "0-k_rotated", "capped": "2a-capped", "biased": "2b-biased"}
 """File names of the optional steps' maps in File → Export all steps: the five keep their numbers (1-scores …
-5-output) whatever is on; the rotated Q and K come before ①, the bias and the soft-cap between ② and ③."""
+5-output) whatever is on; the rotated Q and K come before ①, the soft-cap and then the bias between ② and ③ (the
+order computed: a folder sorted by name reads in that order)."""
 
 
 def export_all_steps(pipeline: Any, model: PlaygroundModel, folder: str | Path) -> list[Path]:
     """Every step the Steps view shows as PNG, SVG and CSV into ``folder``: the five, and the optional steps that
-    are on (rotated Q and K, biased, soft-capped scores), each with its export title and the Playground's setting;
+    are on (rotated Q and K, soft-capped, biased scores), each with its export title and the Playground's setting;
     not the maps a lesson's question covers now."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

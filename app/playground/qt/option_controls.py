@@ -99,14 +99,14 @@ class PositionOptions(QGroupBox):
         form.addRow(self.rotary_error)
         self.alibi_check = QCheckBox("ALiBi bias")  # short: a longer label widened the column past a 1280 px screen
         self.alibi_check.setToolTip("Add −slope × distance, a bias that falls with the distance from query to key "
-                                    "(BLOOM, MPT), between scaling and the mask")
+                                    "(BLOOM, MPT), after scaling (and the soft-cap), before the mask")
         self.alibi_check.toggled.connect(self._on_alibi)
         form.addRow(self.alibi_check)
         self.alibi_error = error_label()
         form.addRow(self.alibi_error)
         self.softcap_check = QCheckBox("soft-cap at ±")
-        self.softcap_check.setToolTip("c·tanh(x / c): squash the scores smoothly into ±c before the mask "
-                                      "(Gemma 2)")
+        self.softcap_check.setToolTip("c·tanh(x / c): squash the scaled scores smoothly into ±c, before the bias "
+                                      "and the mask (Gemma 2, FlashAttention)")
         self.softcap_check.toggled.connect(self._on_softcap)
         self.softcap_edit = QLineEdit()
         self.softcap_edit.setToolTip("The cap c (above 0)")

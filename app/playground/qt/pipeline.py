@@ -1,7 +1,8 @@
 """The step pipeline, in reading order: QKᵀ → ×scale → mask → softmax → ·V, one heatmap each.
 
 The optional steps appear only while they are on: ⓡ rotate above the maps (``RotaryStep``, built the first time
-rotary is on), ⓑ bias and ⓒ soft-cap as maps of their own between ② and ③ (built when first on). With every
+rotary is on), ⓒ soft-cap and then ⓑ bias as maps of their own between ② and ③ (built when first on), in the order
+computed (c·tanh(s/c) + bias, as Gemma 2 and FlashAttention). With every
 option off the view is the five maps it always was.
 
 Subscribes to the Playground model: redraws on ``result`` (only while shown; a hidden view catches up when it is
@@ -29,6 +30,7 @@ from app.playground.qt.step_arrows import (
     natural_height,
     numbers_fit,
     optional_title,
+    with_marks,
 )
 from app.widgets.frame import RedrawWhenShown
 from app.widgets.heatmap.view import HeatmapWidget
@@ -39,7 +41,7 @@ if TYPE_CHECKING:  # the rotate step is imported when rotary is first on: the fi
 
 STEPS = STEP_VIEWS
 TITLES = {name: f"{mark} {STEP_TITLES[name]}" for mark, name in zip("①②③④⑤", STEP_NAMES)}
-READING_ORDER = ("scores", "scaled", "biased", "capped", "masked", "weights", "output")
+READING_ORDER = ("scores", "scaled", "capped", "biased", "masked", "weights", "output")
 STRIP_SHARE = 3
 """The open rotate step takes a third of the view's height (at least its minimum, at most ``STRIP_MAX_H``)."""
 STRIP_MAX_H = 300
@@ -376,7 +378,7 @@ class PipelineView(RedrawWhenShown, QWidget):
         for name in self.shown:
             hm[name].set_range_note(m.colours.notes.get(name, ""))
             default = OPTIONAL_MAPS[name][2] if name in OPTIONAL_MAPS else ""
-            self.arrows[name].set_html(m.flow.get(name, default))
+            self.arrows[name].set_html(with_marks(m.flow.get(name, default)))
         self.small = {name for name, hm in self.heatmaps.items() if not numbers_fit(hm)}  # at today's sizes
         self._show_captions()
         words = tuple(lab.text() for lab in (*self.arrows.values(), *self.captions.values()))

@@ -5,8 +5,8 @@ a slide or a handout needs them in one picture that reads left to right on its o
 five step maps in one row with the operation on each arrow (× scale, + mask, softmax, · V), Q and K above the
 scores they make and V above the output it feeds, and a title that names the setting (preset or "edited", mask,
 scale, and every option on). The optional steps join it while they are on, as in the Steps view: Q and K rotated
-beside Q and K (⟶ rotate), the biased and soft-capped maps between the scaled and the masked scores. Every map is a
-``HeatmapWidget`` with its own labelled colour bar, as in the window; the figure is rendered by
+beside Q and K (⟶ rotate), the soft-capped and then the biased map between the scaled and the masked scores. Every
+map is a ``HeatmapWidget`` with its own labelled colour bar, as in the window; the figure is rendered by
 ``app.widgets.rendering.render_widget`` (PNG, SVG or PDF). It draws the core's ``AttentionSteps`` as given and
 computes nothing.
 """
@@ -30,9 +30,9 @@ from app.widgets.heatmap.view import HeatmapWidget
 from attention_core import STEP_NAMES, AttentionSteps
 
 FIGURE_TITLE = "Attention, step by step: softmax(Q·Kᵀ × scale + mask) · V"
-ROW_STEPS = ("scores", "scaled", "biased", "capped", "masked", "weights", "output")
+ROW_STEPS = ("scores", "scaled", "capped", "biased", "masked", "weights", "output")
 """The figure's row of step maps in reading order: the five, and the optional ones while on."""
-OPTIONAL_UNITS = {"biased": "biased score", "capped": "soft-capped score"}
+OPTIONAL_UNITS = {"capped": "soft-capped score", "biased": "biased score"}
 """The colour bar's unit of the optional step maps (the five's: ``colorbar_label``)."""
 
 
@@ -151,10 +151,10 @@ class PipelineFigure(QWidget):
         # "0.5 = 1/√4" -> "= 1/√4" under "× 0.5"; a scale of 1 says it changes nothing
         scale_note = "unscaled" if steps.scale == 1.0 else scale_text(steps.scale, d_k).partition(" ")[2]
         ops = step_operations(steps.scale, scale_note, 0 if blocked is None else int(blocked.sum()))
-        if steps.biased is not None:
-            ops["biased"] = ("+ bias", "ALiBi: −slope·|i − j|")
         if steps.capped is not None:
             ops["capped"] = ("c·tanh(x / c)", f"soft-cap c = {steps.softcap:g}")
+        if steps.biased is not None:
+            ops["biased"] = ("+ bias", "ALiBi: −slope·|i − j|")
         shown = [name for name in ROW_STEPS if name in STEP_NAMES or getattr(steps, name, None) is not None]
         last = 2 * (len(shown) - 1)  # the output's column: V sits above it
         grid.addWidget(add_map("v", "V (values)", steps.v, k_tok, vdims, row_title="key", col_title="value dim"),

@@ -44,10 +44,20 @@ def mark(preferred: str, fallback: str) -> str:
     return preferred if QFontMetrics(app.font()).inFontUcs4(ord(preferred)) else fallback
 
 
-OPTIONAL_MAPS = {"biased": (("ⓑ", "⊕"), "Biased = scaled + bias", "② ⟶ <b>+ bias</b>"),
-                 "capped": (("ⓒ", "∿"), "Capped = c·tanh(x / c)", "⟶ <b>c·tanh(x / c)</b>")}
-"""The optional step maps of the grid: their mark (and its stand-in where the font lacks circled letters), the
-title when the library has none, and the arrow's words when the model gives none."""
+OPTIONAL_MAPS = {"capped": (("ⓒ", "∿"), "Capped = c·tanh(x / c)", "② ⟶ <b>c·tanh(x / c)</b>"),
+                 "biased": (("ⓑ", "⊕"), "Biased (+ bias)", "⟶ <b>+ bias</b>")}
+"""The optional step maps of the grid, in the order computed (the soft-cap, then the bias: ``OPTIONAL_STEPS``): their
+mark (and its stand-in where the font lacks circled letters), the title when the library has none, and the arrow's
+words when the model gives none."""
+
+
+def with_marks(html: str) -> str:
+    """The model's words (``app.playground.model.texts.OPTIONAL_MARKS``: "ⓒ ⟶ + bias") with each optional map's
+    mark as this font draws it (its stand-in where the font lacks circled letters)."""
+    for marks, _title, _arrow in OPTIONAL_MAPS.values():
+        if marks[0] in html:
+            html = html.replace(marks[0], mark(*marks))
+    return html
 
 
 def optional_title(name: str) -> str:
