@@ -6,7 +6,8 @@ cache (``PretrainedModel.decoder``), and every step is written out.
 
 - FILE.json: the whole generation, every step (its token, probabilities before and after sampling, every head's
   attention row over the cache, the cache's positions, bytes and evictions, the KL against a full cache);
-- FILE.csv: one row a step (no attention rows);
+- FILE.csv: one row a step (no attention rows): ``cache_length`` counts the positions the cache holds,
+  ``cache_positions`` names them as ranges ("0-3 12-20");
 - FILE.png / FILE.svg: the grown attention of ``--layer``/``--head`` (default 0 and 0): one row per step, one
   column per position, the positions the cache no longer held (or did not hold yet) blank;
 - FILE.gif: the decoding as a film, one frame per step (the same map growing row by row), rendered offscreen.
@@ -131,7 +132,7 @@ def _load(args: argparse.Namespace) -> Any:
 def _decoder(model: Any, args: argparse.Namespace) -> Any:
     """The model's decoder; what only the model can tell (an encoder, its layers, heads, the prompt's tokens) refused
     here."""
-    from attention_core.pretrained.generate import cannot_generate
+    from attention_core.pretrained.generate import Decoder, cannot_generate
 
     refusal = cannot_generate(model)
     if refusal:
@@ -148,9 +149,10 @@ def _decoder(model: Any, args: argparse.Namespace) -> Any:
     if len(ids) >= model.spec.max_positions:
         raise Refused(f"--prompt is {len(ids)} tokens: the model's {model.spec.max_positions} positions leave no "
                        "room for a new one")
-    try:
-        return model.decoder(ids, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
-                             cache=args.cache, window=args.window, sinks=4 if args.sinks is None else args.sinks)
+    try:  # no undo history: the command never takes a token back, and memory stays the cache and the rows
+        return Decoder(model, ids, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
+                       cache=args.cache, window=args.window, sinks=4 if args.sinks is None else args.sinks,
+                       undo=False)
     except ValueError as exc:
         raise Refused(str(exc)) from None
 
@@ -174,6 +176,18 @@ def decode(decoder: Any, limit: int) -> bool:
     return False
 
 
+def position_ranges(positions: Any) -> str:
+    """Positions as space-separated ranges, "0-3 12-20" (a lone one as "7"): a window or sinks cache is one or two
+    ranges, where the list itself would make a long generation's CSV grow with the square of its tokens."""
+    spans: list[list[int]] = []
+    for p in positions:
+        if spans and spans[-1][1] == p - 1:
+            spans[-1][1] = p
+        else:
+            spans.append([p, p])
+    return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
 def _csv(path: Path, gen: Any, model: Any) -> None:
     from attention_core.fileio import atomic_write
 
@@ -184,12 +198,13 @@ def _csv(path: Path, gen: Any, model: Any) -> None:
                  f"{f', sinks {gen.sinks}' if gen.cache == 'sinks' else ''}\n")
         w = csv.writer(fh)
         w.writerow(["step", "query_position", "id", "token", "probability", "drawn_probability", "top_token",
-                    "top_probability", "cache_positions", "cache_bytes", "full_cache_bytes", "evicted",
+                    "top_probability", "cache_length", "cache_positions", "cache_bytes", "full_cache_bytes", "evicted",
                     "kl_from_full", "top_changed", "seconds"])
         for s in gen.steps:
             top = s.top_raw[0] if s.top_raw else (s.id, s.token, s.probability)
             w.writerow([s.index, s.query_position, s.id, s.token, f"{s.probability:.7g}",
-                        f"{s.drawn_probability:.7g}", top[1], f"{top[2]:.7g}", len(s.cache_positions), s.cache_bytes,
+                        f"{s.drawn_probability:.7g}", top[1], f"{top[2]:.7g}", len(s.cache_positions),
+                        position_ranges(s.cache_positions), s.cache_bytes,
                         s.full_cache_bytes, " ".join(map(str, s.evicted)),
                         "" if s.kl_from_full is None else f"{s.kl_from_full:.7g}",
                         "" if s.top_changed is None else int(s.top_changed), f"{s.seconds:.6f}"])
@@ -235,6 +250,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         gen = decoder.generation
         if stopped:
             gen = dataclasses.replace(gen, stopped="interrupted")
+        elif not gen.stopped:  # the loop ran out of tokens to write: say so in the file as in the summary
+            gen = dataclasses.replace(gen, stopped="max_new_tokens")
         if not gen.steps:
             if stopped:
                 stopping.check()
@@ -247,8 +264,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             raise stopping.Stopped(signum=stopping.pending_code() - 128) from None
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    summary = {**gen.summary(), "out": str(out), "model": model.name,
-               "stopped": gen.stopped or "max_new_tokens"}
+    summary = {**gen.summary(), "out": str(out), "model": model.name, "stopped": gen.stopped}
     summary["tokens_per_second"] = round(summary["tokens_per_second"], 3)
     print(json.dumps(summary, ensure_ascii=False))
     if stopped:

@@ -53,6 +53,9 @@ class CachePolicy:
             window = _int("window", window, low=1)
         sinks = _int("sinks", sinks, low=0)
         if cache == "full":
+            if window is not None:  # a window the caller believes is in force, silently ignored, misleads
+                raise ValueError(f"window={window} applies to cache='window' and cache='sinks' only: a full cache "
+                                 "keeps every position (leave window out, or choose a windowed cache)")
             return cls("full", None, 0)
         if window is None:
             raise ValueError(f"cache={cache!r} needs a window (how many positions the cache keeps)")
@@ -134,3 +137,90 @@ class KVCache:
         if k is None or v is None or pos is None:
             return
         self.keys[layer], self.values[layer], self.positions[layer] = k[:, :, index], v[:, :, index], pos[index]
+
+    def evict(self, keep: torch.Tensor) -> Evicted:
+        """Keep only the entries where ``keep`` (bool over the cached order, every layer alike) is True, and return
+        the others (copies: nothing of the cache's own tensors stays alive through them) for ``rewind``."""
+        drop = torch.nonzero(~keep).flatten()
+        out = Evicted(drop, tuple(None if k is None else k[:, :, drop] for k in self.keys),
+                      tuple(None if v is None else v[:, :, drop] for v in self.values),
+                      tuple(None if p is None else p[drop] for p in self.positions))
+        for layer in range(len(self.keys)):
+            self.keep(layer, keep)
+        return out
+
+    def rewind(self, length: int | None, evicted: Evicted | None = None) -> None:
+        """Take back one run of new tokens and the eviction before it: the cache as it was, ``length`` entries,
+        when the run began. The entries that stayed are the first ``length - len(evicted)`` (a run only appends);
+        the evicted ones go back to their places. Without evictions this is a slice (a view, no copy)."""
+        if length is None:
+            raise ValueError("rewind: no length (a cache built by the step is dropped, not rewound)")
+        gone = 0 if evicted is None else int(evicted.index.numel())
+        stayed = length - gone
+        for layer in range(len(self.keys)):
+            k, v, pos = self.keys[layer], self.values[layer], self.positions[layer]
+            if k is None or v is None or pos is None:
+                continue
+            k, v, pos = k[:, :, :stayed], v[:, :, :stayed], pos[:stayed]
+            if evicted is not None and gone:
+                ek, ev, ep = evicted.keys[layer], evicted.values[layer], evicted.positions[layer]
+                assert ek is not None and ev is not None and ep is not None
+                back = torch.zeros(length, dtype=torch.bool, device=pos.device)
+                back[evicted.index] = True
+                k, v = _merge(k, ek, back), _merge(v, ev, back)
+                pos = _merge(pos[None, None], ep[None, None], back)[0, 0]
+            self.keys[layer], self.values[layer], self.positions[layer] = k, v, pos
+
+    def nbytes(self) -> int:
+        """Bytes of the storages its tensors hold (a view counts its whole storage: it keeps it alive)."""
+        return _storage_bytes([*self.keys, *self.values, *self.positions])
+
+
+def _merge(stayed: torch.Tensor, back: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+    """Entries along dim 2 (B, heads, S, ...): ``back`` at the places ``where`` is True, ``stayed`` at the others,
+    each in its order."""
+    out = stayed.new_empty((*stayed.shape[:2], where.shape[0], *stayed.shape[3:]))
+    out[:, :, where] = back
+    out[:, :, ~where] = stayed
+    return out
+
+
+def _storage_bytes(tensors: Any) -> int:
+    seen: set[int] = set()
+    total = 0
+    for t in tensors:
+        if t is None:
+            continue
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in seen:
+            seen.add(storage.data_ptr())
+            total += storage.nbytes()
+    return total
+
+
+@dataclass(frozen=True)
+class Evicted:
+    """What ``KVCache.evict`` dropped, to put back (``KVCache.rewind``): ``index`` (E,) long, where the entries sat
+    in the cached order; per layer their keys and values (B, kv heads, E, d_head) and positions (E,), copies. A
+    window or sinks policy drops one position a step once the window is full, so this stays the size of one token's
+    keys and values, whatever the length."""
+
+    index: torch.Tensor
+    keys: tuple[torch.Tensor | None, ...]
+    values: tuple[torch.Tensor | None, ...]
+    positions: tuple[torch.Tensor | None, ...]
+
+    def nbytes(self) -> int:
+        return _storage_bytes([self.index, *self.keys, *self.values, *self.positions])
+
+
+@dataclass(frozen=True)
+class Rewind:
+    """How to take one decoding step back on one cache (``KVCache.rewind``): ``length``, its entries before the step
+    (None: there was no cache yet, the step built it), and what the step's policy evicted."""
+
+    length: int | None
+    evicted: Evicted | None = None
+
+    def nbytes(self) -> int:
+        return 0 if self.evicted is None else self.evicted.nbytes()

@@ -8,6 +8,11 @@ the policy's mask, which leaves the same cache as feeding it one token at a time
 
 For ``window`` and ``sinks`` a full cache is kept alongside and run on the same tokens, so each step can say how far
 the next-token distribution moved (``kl_from_full``, KL(full ‖ policy) in nats) and whether its top token changed.
+
+Undo keeps, per step, only what taking that token back needs: each cache's length before it, the entries a window or
+sinks policy evicted in it (one position's keys and values a step once the window is full), the random generator's
+state when the step drew, and which lane (cache and policy) it ran on; never a copy of a cache, which made memory
+grow with the square of the tokens. ``generate`` (and the command line) keep no undo history at all.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .cache_policy import CachePolicy, KVCache, kl_divergence, kv_bytes
+from .cache_policy import CachePolicy, KVCache, Rewind, kl_divergence, kv_bytes
 from .layers import cpu_threads
 from .sampling import Sampling, top_list
 
@@ -168,11 +173,14 @@ class _Lane:
         self.policy = policy
         self.cache: KVCache | None = None
 
-    def step(self, ids: list[int], *, record: bool) -> tuple[torch.Tensor, list[torch.Tensor], list[int], list[int]]:
-        """Run the pending last token: (logits (vocab,), weights per layer (heads, kept), kept, evicted)."""
+    def step(self, ids: list[int], *, record: bool, undo: bool = False
+             ) -> tuple[torch.Tensor, list[torch.Tensor], list[int], list[int], Rewind | None]:
+        """Run the pending last token: (logits (vocab,), weights per layer (heads, kept), kept, evicted, and with
+        ``undo`` how to take the step back: the length before, None when the step built the cache)."""
         fp, n, dev = self.model.forward_pass, len(ids), self.model.device
         layers = self.model.spec.n_layers
-        if self.cache is None:
+        rewind = Rewind(None if self.cache is None else self.cache.length()) if undo else None
+        if self.cache is None:  # (built from the tokens before: taking the step back drops it again)
             self.cache = KVCache.empty(layers)
             if n > 1:
                 pos = torch.arange(n - 1, device=dev)
@@ -185,32 +193,53 @@ class _Lane:
             keep = self.policy.sees(torch.tensor(n - 1, device=dev), before)
             if not bool(keep.all()):
                 evicted = before[~keep].tolist()
-                for layer in range(layers):
-                    cache.keep(layer, keep)
+                if rewind is not None and rewind.length is not None:  # a cache built this step needs none
+                    rewind = Rewind(rewind.length, cache.evict(keep))
+                else:
+                    for layer in range(layers):
+                        cache.keep(layer, keep)
         out = fp.run(torch.tensor([[ids[-1]]], device=dev), positions=torch.tensor([n - 1], device=dev),
                      cache=cache, record={"weights"} if record else set())
         assert out.logits is not None
         kept_pos = cache.positions[0]
         assert kept_pos is not None
         weights = [w[0, :, 0] for w in out.records.get("weights", [])]
-        return out.logits[0, -1], weights, kept_pos.tolist(), evicted
+        return out.logits[0, -1], weights, kept_pos.tolist(), evicted, rewind
+
+    def take_back(self, rewind: Rewind) -> None:
+        """The cache as it was before the step ``rewind`` describes (the steps after it taken back already)."""
+        if rewind.length is None or self.cache is None:
+            self.cache = None
+        else:
+            self.cache.rewind(rewind.length, rewind.evicted)
 
 
-@dataclass
-class _Snapshot:
-    policy: CachePolicy
-    caches: tuple[KVCache | None, KVCache | None]
-    rng: torch.Tensor
+@dataclass(frozen=True)
+class _Undo:
+    """One step's way back: the lanes it ran on (the very objects: after a policy switch and back, undo returns to
+    them, as a restored snapshot did) and how to rewind each, and the random generator's state before the step
+    (None when it drew nothing: greedy leaves the generator as it was)."""
+
+    lane: _Lane
+    full: _Lane | None
+    rewinds: tuple[Rewind | None, Rewind | None]
+    rng: torch.Tensor | None
+
+    def nbytes(self) -> int:
+        """Bytes this record keeps alive (the lanes themselves are the decoder's, not counted)."""
+        return sum(r.nbytes() for r in self.rewinds if r is not None) + (
+            0 if self.rng is None else self.rng.untyped_storage().nbytes())
 
 
 class Decoder:
     """A generation in progress: ``step()`` writes one token (None when done), ``undo()`` takes the last back,
     ``set_sampling``/``set_cache`` change how the next ones are written, ``generation`` is what was written so far.
-    Made by ``PretrainedModel.decoder``; not thread-safe (one caller at a time)."""
+    Made by ``PretrainedModel.decoder``; not thread-safe (one caller at a time). ``undo=False`` keeps no history
+    (``undo()`` then has nothing to take back): what ``generate`` and the command line use."""
 
     def __init__(self, model: PretrainedModel, prompt: Any, *, temperature: Any = 0.0, top_k: Any = None,
                  top_p: Any = None, seed: Any = 0, cache: Any = "full", window: Any = None, sinks: Any = 4,
-                 stop_at_eos: bool = True) -> None:
+                 stop_at_eos: bool = True, undo: bool = True) -> None:
         refusal = cannot_generate(model)
         if refusal:
             raise ValueError(refusal)
@@ -231,7 +260,7 @@ class Decoder:
         self._rng = torch.Generator().manual_seed(seed)
         self._lane = _Lane(model, self.policy)
         self._full: _Lane | None = None if self.policy.full else _Lane(model, CachePolicy())
-        self._history: list[_Snapshot] = []
+        self._history: list[_Undo] | None = [] if undo else None
 
     # --- state ----------------------------------------------------------------------------------------
     @property
@@ -276,20 +305,27 @@ class Decoder:
         self._lane = _Lane(self.model, policy)
         self._full = None if policy.full else _Lane(self.model, CachePolicy())
 
+    @property
+    def history_bytes(self) -> int:
+        """Bytes the undo history keeps alive (evicted entries and random states; no cache is ever copied)."""
+        return sum(u.nbytes() for u in self._history or ())
+
     def undo(self) -> bool:
         """Take back the last token: its step, the cache and the random generator as they were before it. False
-        when there is nothing to take back."""
-        if not self.steps:
+        when there is nothing to take back (or the decoder keeps no history)."""
+        if not self.steps or not self._history:
             return False
-        snap = self._history.pop()
+        record = self._history.pop()
         self.steps.pop()
         self.new_ids.pop()
         self.stopped = ""
-        self._rng.set_state(snap.rng)
-        if snap.policy == self.policy:
-            self._lane.cache = snap.caches[0]
-            if self._full is not None:
-                self._full.cache = snap.caches[1]
+        if record.rng is not None:
+            self._rng.set_state(record.rng)
+        for lane, rewind in zip((record.lane, record.full), record.rewinds):
+            if lane is not None and rewind is not None:
+                lane.take_back(rewind)
+        if record.lane.policy == self.policy:  # back on the lanes of that step (after a switch and back too)
+            self._lane, self._full = record.lane, record.full
         else:  # the policy changed since: rebuild under today's policy at the next step
             self._lane.cache = None
             if self._full is not None:
@@ -303,20 +339,22 @@ class Decoder:
         if self.done:
             return None
         model, ids = self.model, self.ids
-        snap = _Snapshot(self.policy, (self._copy(self._lane.cache),
-                                       None if self._full is None else self._copy(self._full.cache)),
-                         self._rng.get_state())
+        undo = self._history is not None
+        rng = None if not undo or self.sampling.greedy else self._rng.get_state()
+        lane, full = self._lane, self._full
         start = time.perf_counter()
         with cpu_threads(model.threads if model.device.type == "cpu" else None):
-            logits, weights, kept, evicted = self._lane.step(ids, record=True)
+            logits, weights, kept, evicted, rewind = lane.step(ids, record=True, undo=undo)
             logits = logits.float().cpu()
             new_id, drawn = self.sampling.pick(logits, self._rng)
             raw = torch.softmax(logits.double(), dim=-1)
             attentions = torch.stack(weights).float().cpu().numpy() if weights else np.zeros((0, 0, 0), np.float32)
             seconds = time.perf_counter() - start
             kl = changed = None
-            if self._full is not None:
-                full_logits = self._full.step(ids, record=False)[0].float().cpu()
+            full_rewind = None
+            if full is not None:
+                full_logits, *_, full_rewind = full.step(ids, record=False, undo=undo)
+                full_logits = full_logits.float().cpu()
                 kl = kl_divergence(full_logits, logits)
                 changed = int(torch.argmax(full_logits)) != int(torch.argmax(logits))
         spec = model.spec
@@ -329,14 +367,11 @@ class Decoder:
             kv_bytes(spec.n_layers, spec.n_kv_heads, len(kept), spec.d_head, size),
             kv_bytes(spec.n_layers, spec.n_kv_heads, len(ids), spec.d_head, size), evicted, kl, changed,
             seconds, logits.numpy(), 1.0 if drawn is None else float(drawn[new_id]))
-        self._history.append(snap)
+        if self._history is not None:
+            self._history.append(_Undo(lane, full, (rewind, full_rewind), rng))
         self.steps.append(step)
         self.new_ids.append(new_id)
         return step
-
-    @staticmethod
-    def _copy(cache: KVCache | None) -> KVCache | None:
-        return None if cache is None else cache.copy()
 
     def run(self, max_new_tokens: int) -> Generation:
         """Step until done or ``max_new_tokens`` more tokens are written."""
@@ -352,9 +387,10 @@ class Decoder:
 def generate(model: PretrainedModel, prompt: Any, *, max_new_tokens: Any = 20, temperature: Any = 0.0,
              top_k: Any = None, top_p: Any = None, seed: Any = 0, cache: Any = "full", window: Any = None,
              sinks: Any = 4, stop_at_eos: bool = True) -> Generation:
-    """``PretrainedModel.generate``: see ``Decoder``. Options are checked before any work (ValueError)."""
+    """``PretrainedModel.generate``: see ``Decoder``. Options are checked before any work (ValueError). No undo
+    history is kept: memory holds the weights, the cache and each step's rows, nothing that grows faster."""
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
     decoder = Decoder(model, prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, cache=cache,
-                      window=window, sinks=sinks, stop_at_eos=stop_at_eos)
+                      window=window, sinks=sinks, stop_at_eos=stop_at_eos, undo=False)
     return decoder.run(max_new_tokens)

@@ -2,7 +2,9 @@
 
 Order as Hugging Face's generate applies them: logits / temperature → keep the k largest (top-k) → keep the smallest
 set of most probable tokens whose probabilities sum to at least p (top-p, nucleus) → renormalise → draw.
-``temperature == 0`` is greedy: the largest logit, whatever top-k and top-p say (they never remove it).
+``temperature == 0`` is greedy: the largest logit, whatever top-k and top-p say (they never remove it). Any
+temperature > 0 is drawn from, however small: the logits are shifted by their largest first, so the division never
+overflows (a temperature of 1e-320 draws the largest logit, as greedy picks it).
 """
 
 from __future__ import annotations
@@ -46,7 +48,12 @@ class Sampling:
             out = torch.zeros_like(logits)
             out[int(torch.argmax(logits))] = 1.0
             return out
-        return torch.softmax(filter_logits(logits / self.temperature, self.top_k, self.top_p), dim=-1)
+        # shifted by the largest first (softmax does not change): (logits - max) / T is <= 0, so a tiny T sends the
+        # others to -inf (probability 0) instead of overflowing every logit to inf (inf - inf = nan): a temperature
+        # like 1e-320 then acts as greedy (ties share the draw) instead of failing
+        top = logits.max()
+        shifted = logits - top if bool(torch.isfinite(top)) else logits
+        return torch.softmax(filter_logits(shifted / self.temperature, self.top_k, self.top_p), dim=-1)
 
     def pick(self, logits: torch.Tensor, generator: torch.Generator) -> tuple[int, torch.Tensor | None]:
         """(token id, the distribution it was drawn from). Greedy draws nothing (the generator is untouched) and

@@ -1,7 +1,8 @@
 """A generation's grown attention as files, for ``generate --out FILE.png|.svg|.gif``: one head's rows, one per
 step (the new query's attention over the cache), laid under each other as the decoding wrote them. Positions the
-cache did not hold at a step (evicted, or not written yet) are blank cells. The GIF replays the decoding: one frame
-per step, the same map with the rows so far. Renders offscreen; the GIF goes through Pillow."""
+cache did not hold at a step (evicted, or not written yet) are hatched cells with a dash, never "0.00": they held
+no weight at all, not a weight of zero (the Generate view draws them the same way). The GIF replays the decoding:
+one frame per step, the same map with the rows so far. Renders offscreen; the GIF goes through Pillow."""
 
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ def _distinct(tokens: list[str]) -> list[str]:
 
 def grown_attention(gen: Generation, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
     """(values (steps, positions), blocked (same shape, True = not in the cache), row labels (the query tokens),
-    column labels (every position's token)): step i's row of ``layer``/``head`` at its cache positions."""
+    column labels (every position's token)): step i's row of ``layer``/``head`` at its cache positions, NaN
+    elsewhere (a position outside the cache has no weight to print)."""
     tokens = _distinct(list(gen.prompt_tokens) + list(gen.tokens))
     width = gen.steps[-1].query_position + 1
-    values = np.zeros((len(gen.steps), width), dtype=np.float32)
+    values = np.full((len(gen.steps), width), np.nan, dtype=np.float32)
     blocked = np.ones_like(values, dtype=bool)
     for i, step in enumerate(gen.steps):
         values[i, step.cache_positions] = step.attentions[layer, head]
@@ -85,7 +87,7 @@ def write_generation_film(path: str | Path, gen: Generation, name: str, layer: i
             shown[i + 1:] = True  # rows not written yet
             line = f"step {i + 1}/{len(gen.steps)}: wrote {step.token!r} (p = {step.probability:.2f}) · {context}"
             labels = [r if j <= i else "" for j, r in enumerate(rows)]  # rows to come: blank, unnamed
-            widget.set_data(np.where(shown, 0.0, values), labels, cols, blocked=shown, kind="weights",
+            widget.set_data(np.where(shown, np.nan, values), labels, cols, blocked=shown, kind="weights",
                             title=title_html(title, line), row_title="query (newest token)", col_title="key position",
                             row_sums=False)
             for _ in range(2):

@@ -109,7 +109,7 @@ def set_axis_title_pt(plot: Any, pt: float | None) -> None:
 
 def update_row_sums(plot: Any, values: np.ndarray, blocked: np.ndarray | None, stride: int) -> None:
     """Each row's sum on the right axis ("Σ 1.000"; a row with every key blocked says so)."""
-    sums = values.sum(axis=1) if values.size else np.zeros(0)
+    sums = np.nansum(values, axis=1) if values.size else np.zeros(0)  # NaN: a cell with no value (not 0.00)
     ticks = []
     for i, s in enumerate(sums.tolist()):
         if i % stride:
