@@ -9,6 +9,15 @@ out, never a fused kernel) and keeps every layer's and head's q, k, v, scores, w
 ``PretrainedModel.forward(ids, ablate={(layer, head): "zero" | mean vector})`` switches heads off. Bad input raises
 ``PretrainedError`` (a ``ValueError``) naming the file and the reason. ``transformers`` is never imported: it is the
 tests' reference only. Layers and heads are numbered from 0 in this library.
+Named sites (``sites``): ``PretrainedModel.sites`` lists every place an activation can be read or replaced
+(``resid_pre.L``, ``q.L``, ``k.L``, ``v.L``, ``pattern.L``, ``z.L``, ``result.L``, ``attn_out.L``, ``mlp_out.L``,
+``resid_post.L``; ``"z.L.h"`` one head); ``PretrainedModel.run_with(text, read=..., replace=...) -> Run``, and
+batched inside the pass ``forward(ids, hooks=Hooks(read, write))``.
+Modules: ``model`` (loading, ``PretrainedModel``), ``config`` (configs to ``ArchSpec``), ``families`` (weight names
+per family), ``weights`` (safetensors, no pickle), ``memory``, ``own`` (this app's checkpoints), ``tokenizer``,
+``layers`` (linear maps, norms, the weights' dataclasses, rotary, masks, attention weights), ``forward`` (the pass),
+``sites`` (its named sites, ``Hooks``, ``run_with``), ``trace``, ``generate``, ``cache_policy``, ``sampling``,
+``errors``, ``download/`` (fetching a model into the cache).
 ``PretrainedModel.generate(prompt, ...) -> Generation`` writes token by token over a key/value cache (policies
 ``CACHE_POLICIES``); ``PretrainedModel.decoder(prompt, ...) -> Decoder`` does it one ``step()`` at a time.
 """
@@ -19,8 +28,9 @@ from .cache_policy import CACHE_POLICIES
 from .errors import PretrainedError
 from .generate import Decoder, Generation, GenerationStep
 from .model import PretrainedModel, load_pretrained, token_losses
+from .sites import SITE_KINDS, Hooks, Run, Site, parse_site, site_names, site_shape
 from .trace import LONG_TRACE_TOKENS, LongTraceError, ModelInfo, NotKept, Overview, Trace
 
 __all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses", "Decoder",
            "Generation", "GenerationStep", "CACHE_POLICIES", "LongTraceError", "LONG_TRACE_TOKENS", "NotKept",
-           "Overview"]
+           "Overview", "SITE_KINDS", "Hooks", "Run", "Site", "parse_site", "site_names", "site_shape"]

@@ -15,8 +15,7 @@ from collections.abc import Callable
 import torch
 
 from .config import ArchSpec
-from .forward import LayerWeights, ModelWeights
-from .layers import Linear, Norm
+from .layers import LayerWeights, Linear, ModelWeights, Norm
 
 ENCODER_PREFIXES = {"bert": "bert.", "roberta": "roberta.", "distilbert": "distilbert."}
 ENCODER_HEADS = {"bert": "cls.predictions.decoder.weight", "roberta": "lm_head.decoder.weight",

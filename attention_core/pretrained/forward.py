@@ -1,13 +1,15 @@
-"""Our own forward pass: every family through one loop, attention written out so each head can be recorded.
+"""Our own forward pass: every family through one loop, attention written out so each head can be read or changed.
 
 Attention is computed explicitly (q·kᵀ, scale, mask, softmax, ·v), never through a fused kernel: the point is to show
-the numbers, and the fused kernels do not return them. Per layer it can record q, k, v (after rotary), the raw scores
-q·kᵀ, the weights and each head's output (weights · v). ``ablate`` replaces chosen heads' outputs (zeros, or a mean
-vector for mean ablation) before the output projection, where a head's contribution is still separate.
+the numbers, and the fused kernels do not return them. What a question needs from the pass is read or written at the
+named sites of ``sites`` (``Hooks``): the trace reads ``pattern`` and ``z``, ablation writes zeros or a mean into
+``z`` before the output projection (where a head's contribution is still separate), a restart reads ``resid_pre``.
+What is not a site stays a record of the attention itself: q and k after rotation (a trace keeps those, so a long
+trace can recompute any head's map), the raw scores, a long text's block-pooled overview.
 
-Precision: scores, softmax and the recorded weights are always float32 (a bfloat16 model's q and k are upcast first),
-so the weights shown are accurate whatever the model's dtype; the head outputs go back to the model's dtype before
-the output projection. In float32 the results equal Hugging Face's eager attention to ~1e-6.
+Precision: scores, softmax and the weights are always float32 (a bfloat16 model's q and k are upcast first), so the
+weights shown are accurate whatever the model's dtype; the head outputs go back to the model's dtype before the
+output projection. In float32 the results equal Hugging Face's eager attention to ~1e-6.
 
 Decoding: ``run(ids, positions=..., cache=KVCache)`` runs new tokens at the positions given against the keys and
 values kept from earlier runs. Keys are cached after rotation, so a kept key keeps the position it was computed at
@@ -27,18 +29,18 @@ import torch
 from .cache_policy import KVCache
 from .config import ArchSpec
 from .layers import (
-    Linear,
-    Norm,
+    LayerWeights,
+    ModelWeights,
     activation,
     attention_weights,
     layer_masks,
     overview_attention,
     position_mask,
-    replace_heads,
     rope_inv_freq,
     rope_tables,
     rotate_half_rope,
 )
+from .sites import Hooks, Writer, head_results
 
 RECORDABLE = frozenset({"weights", "qkv", "scores", "head_out", "resid", "overview", "final"})
 """What ``forward(record=...)`` can keep per layer: attention weights; q, k, v; raw scores; head outputs; the
@@ -46,62 +48,9 @@ residual stream entering the layer (which lets a later run restart there); ``ove
 long text's reduced record (``pooled_max``, ``pooled_mean`` (B, heads, P, P) block-pooled maps, ``best_key`` and
 ``best_weight`` (B, heads, T): each query's largest weight), attention computed a block of queries at a time so no
 (heads, T, T) array is ever held; ``final``: the last layer's output (the logits' input), once."""
-HEAD_RECORDS = frozenset({"weights", "q", "scores", "head_out", "overview"})  # need a layer's attention run
-@dataclass
-class LayerWeights:
-    """One block. Q, K, V come from ``qkv`` (fused: ``qkv_layout`` "gpt2" = [q | k | v] columns, "neox" = per head
-    [q_h k_h v_h]) or from ``q``, ``k``, ``v``. ``mlp_gate`` set = SwiGLU."""
-
-    ln1: Norm | None  # before attention (None: OLMo-2 has none; BERT: after the residual add)
-    ln2: Norm | None  # before the MLP (as ln1)
-    o: Linear
-    mlp_in: Linear
-    mlp_out: Linear
-    qkv: Linear | None = None
-    qkv_layout: str = ""
-    q: Linear | None = None
-    k: Linear | None = None
-    v: Linear | None = None
-    mlp_gate: Linear | None = None
-    q_norm: Norm | None = None  # Qwen3 / Gemma 3: over each head; OLMo-2: over the whole projection
-    k_norm: Norm | None = None
-    post1: Norm | None = None  # on the attention's output before the residual add (OLMo-2, Gemma)
-    post2: Norm | None = None  # on the MLP's output before the residual add
-
-
-@dataclass
-class ModelWeights:
-    """The whole model: embeddings, blocks, final norm, unembedding (``lm_head``, tied = the embedding itself)."""
-
-    embed: torch.Tensor
-    layers: list[LayerWeights]
-    final_norm: Norm | None  # None: BERT's post-LN blocks end normalised
-    lm_head: Linear
-    pos_embed: torch.Tensor | None = None  # learned (or this app's sinusoidal table), added to the embeddings
-    embed_norm: Norm | None = None  # BERT: LayerNorm of token + position (+ type) embeddings
-    token_type: torch.Tensor | None = None  # BERT: token type 0's row, added to every token
-    head_transform: Linear | None = None  # a masked-LM head's dense layer (then the activation and head_norm)
-    head_norm: Norm | None = None
-
-    def tensors(self) -> list[torch.Tensor]:
-        """Every distinct tensor once (a tied head counted once): parameter counts and byte totals use this."""
-        seen: dict[int, torch.Tensor] = {}
-
-        def add(*ts: Any) -> None:
-            for t in ts:
-                if isinstance(t, torch.Tensor):
-                    seen.setdefault(id(t), t)
-                elif isinstance(t, Linear):
-                    add(t.weight, t.bias)
-                elif isinstance(t, Norm):
-                    add(t.weight, t.bias)
-
-        add(self.embed, self.pos_embed, self.final_norm, self.lm_head, self.embed_norm, self.token_type,
-            self.head_transform, self.head_norm)
-        for lw in self.layers:
-            add(lw.ln1, lw.ln2, lw.o, lw.mlp_in, lw.mlp_out, lw.qkv, lw.q, lw.k, lw.v, lw.mlp_gate, lw.q_norm,
-                lw.k_norm, lw.post1, lw.post2)
-        return list(seen.values())
+SITE_RECORDS = {"weights": "pattern", "head_out": "z", "resid": "resid_pre"}
+"""The records that are sites, read through ``Hooks`` (the others are the attention's own: rotated q and k, scores,
+the overview)."""
 
 
 @dataclass
@@ -117,12 +66,23 @@ Ablation = Mapping[tuple[int, int], Any]
 """(layer, head) → "zero" or a vector (d_head,) (or (T, d_head)) that replaces that head's output."""
 
 
+def ablation_writers(ablate: Ablation | None) -> dict[str, Writer]:
+    """``ablate`` as constant writers on ``z.L.h``: zeros, or the value given (broadcast over batch and positions)."""
+    out: dict[str, Writer] = {}
+    for (li, head), how in (ablate or {}).items():
+        value = torch.zeros(()) if isinstance(how, str) else (
+            how if isinstance(how, torch.Tensor) else torch.as_tensor(np.asarray(how, dtype=np.float32)))
+        out[f"z.{int(li)}.{int(head)}"] = value
+    return out
+
+
 def _split(x: torch.Tensor, heads: int, d_head: int) -> torch.Tensor:
     b, t, _ = x.shape
     return x.view(b, t, heads, d_head).transpose(1, 2)  # (B, heads, T, d_head)
 
 
 def _qkv(spec: ArchSpec, lw: LayerWeights, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q (B, H, T, d_head), k and v (B, KV, T, d_head) before rotation, after a q/k norm where the family has one."""
     H, KV, dh = spec.n_heads, spec.n_kv_heads, spec.d_head
     if lw.qkv is not None:
         fused = lw.qkv(h)
@@ -223,19 +183,22 @@ class ForwardPass:
             return mask
         return extra if mask is None else mask & extra
 
-    def _attention(self, li: int, lw: LayerWeights, h: torch.Tensor, ablate: Ablation | None,
+    def _attention(self, li: int, lw: LayerWeights, h: torch.Tensor, hk: Hooks | None,
                    rec: dict[str, list[torch.Tensor]], positions: torch.Tensor | None = None,
                    cache: KVCache | None = None, extra_mask: torch.Tensor | None = None,
-                   into: Mapping[str, torch.Tensor] | None = None, rows: slice | None = None) -> torch.Tensor:
-        """``rows``: only these queries' outputs (keys and values from every position); ``into``: see ``run``."""
+                   into: Mapping[str, torch.Tensor] | None = None, rows: slice | None = None,
+                   span: slice | None = None) -> torch.Tensor:
+        """The attention sublayer's output before any post norm. ``rows``: only these queries' outputs (keys and
+        values from every position); ``span``: the positions z's rows are (cuts a constant's position axis);
+        ``into``: see ``run``; ``rec``: the attention's own records (rotated q/k/v, scores, overview)."""
         spec = self.spec
-        b, t = h.shape[0], h.shape[1]
-        cut = slice(0, t) if rows is None else rows  # the positions this layer's outputs are
-        if (ablate and cache is None and not rec.keys() & HEAD_RECORDS
-                and all((li, head) in ablate for head in range(spec.n_heads))):  # every output replaced: skip
-            heads = torch.empty(b, spec.n_heads, len(range(t)[cut]), spec.d_head, dtype=self.dtype, device=h.device)
-            return self._out(lw, replace_heads(heads, li, ablate, cut))
+        if hk and cache is None and not rec and hk.constant_z(li):  # every head's output given: no attention
+            t = len(range(h.shape[1])[rows or slice(None)])
+            heads = torch.empty(h.shape[0], spec.n_heads, t, spec.d_head, dtype=self.dtype, device=h.device)
+            return self._out(li, lw, hk("z", li, heads, span), hk)
         q, k, v = _qkv(spec, lw, h)
+        if hk:
+            q, k, v = hk("q", li, q), hk("k", li, k), hk("v", li, v)
         if spec.positions == "rotary":
             at = torch.arange(q.shape[-2], device=q.device) if positions is None else positions
             q, k = self._rotate_at(q, at, li), self._rotate_at(k, at, li)
@@ -253,29 +216,32 @@ class ForwardPass:
         mask = self._layer_mask(li, q.shape[-2], positions, k_positions, extra_mask)
         qs = q if rows is None else q[:, :, rows]
         mask = mask if rows is None or mask is None else mask[rows]
-        if "overview" in rec:
+        if "pooled_max" in rec:
             heads = overview_attention(q.float(), kf, vv, spec.scales[li], spec.softcap, mask, rec)
         else:  # a trace's weights and head outputs are written straight into its arrays (``into``)
             weights = attention_weights(qs.float(), kf, spec.scales[li], spec.softcap, mask,
                                         into["weights"][li] if into and "weights" in into else None)
+            if hk:
+                weights = hk("pattern", li, weights)
             o = into["head_out"][li] if into and "head_out" in into else None
             heads = torch.matmul(weights.to(vv.dtype), vv, out=o)  # (B, H, T, d_head)
-        if ablate:
-            replace_heads(heads, li, ablate, cut)
-        if "weights" in rec:
-            rec["weights"].append(weights)
-        if "qkv" in rec:
+        if hk:
+            heads = hk("z", li, heads, span)
+        if "q" in rec:
             rec["q"].append(q.float())
             rec["k"].append(k.float())
             rec["v"].append(v.float())
         if "scores" in rec:
             rec["scores"].append(q.float() @ kf.transpose(-1, -2))
-        if "head_out" in rec:
-            rec["head_out"].append(heads.float())
-        return self._out(lw, heads)
+        return self._out(li, lw, heads, hk)
 
-    @staticmethod
-    def _out(lw: LayerWeights, heads: torch.Tensor) -> torch.Tensor:
+    def _out(self, li: int, lw: LayerWeights, heads: torch.Tensor, hk: Hooks | None) -> torch.Tensor:
+        """Heads (B, H, T, d_head) through W_O; when ``result`` is named, head by head (the sum is then the
+        attention's output: a replaced head's result is what the layer adds)."""
+        if hk and hk.touches("result", li):
+            result = hk("result", li, head_results(lw.o.weight, lw.o.in_out, heads))
+            out = result.sum(dim=1)
+            return out if lw.o.bias is None else out + lw.o.bias
         b, _, t, _ = heads.shape
         return lw.o(heads.transpose(1, 2).reshape(b, t, -1))
 
@@ -284,27 +250,38 @@ class ForwardPass:
             return lw.mlp_out(activation(self.spec.act, lw.mlp_gate(h), fresh=True).mul_(lw.mlp_in(h)))
         return lw.mlp_out(activation(self.spec.act, lw.mlp_in(h), fresh=True))
 
-    def _block(self, li: int, lw: LayerWeights, x: torch.Tensor, ablate: Ablation | None,
+    def _block(self, li: int, lw: LayerWeights, x: torch.Tensor, hk: Hooks | None,
                rec: dict[str, list[torch.Tensor]], pos: torch.Tensor | None, cache: KVCache | None,
                mask: torch.Tensor | None, into: Mapping[str, torch.Tensor] | None = None,
-               rows: slice | None = None) -> torch.Tensor:
+               rows: slice | None = None, span: slice | None = None) -> torch.Tensor:
         """One layer: where its norms sit is the family's (``ArchSpec.norm_place``). ``rows``: the outputs of
         those positions only (a pre-norm decoder's last layer, when only they get logits)."""
+        if hk:
+            x = hk("resid_pre", li, x)
         if self.spec.norm_place == "after":  # BERT's post-LN: the norm follows each residual add
             assert lw.ln1 is not None and lw.ln2 is not None
-            x = lw.ln1(x + self._attention(li, lw, x, ablate, rec, pos, cache, mask, into))
-            return lw.ln2(x + self._mlp(lw, x))
-        attn = self._attention(li, lw, x if lw.ln1 is None else lw.ln1(x), ablate, rec, pos, cache, mask, into,
-                               rows)
+            attn = self._attention(li, lw, x, hk, rec, pos, cache, mask, into, None, span)
+            x = lw.ln1(x + (hk("attn_out", li, attn) if hk else attn))
+            mlp = self._mlp(lw, x)
+            x = lw.ln2(x + (hk("mlp_out", li, mlp) if hk else mlp))
+            return hk("resid_post", li, x) if hk else x
+        attn = self._attention(li, lw, x if lw.ln1 is None else lw.ln1(x), hk, rec, pos, cache, mask, into,
+                               rows, span)
         x = x if rows is None else x[:, rows]
         if lw.post1 is not None:  # OLMo-2, Gemma: the sublayer's output is normalised before it is added
             attn = lw.post1(attn)
+        if hk:
+            attn = hk("attn_out", li, attn)
         if self.spec.parallel_residual:  # GPT-NeoX: attention and MLP both read the layer's input
             assert lw.ln2 is not None
-            return x + attn + self._mlp(lw, lw.ln2(x))
-        x = x + attn
-        mlp = self._mlp(lw, x if lw.ln2 is None else lw.ln2(x))
-        return x + (mlp if lw.post2 is None else lw.post2(mlp))
+            mlp = self._mlp(lw, lw.ln2(x))
+            x = x + attn + (hk("mlp_out", li, mlp) if hk else mlp)
+        else:
+            x = x + attn
+            mlp = self._mlp(lw, x if lw.ln2 is None else lw.ln2(x))
+            mlp = mlp if lw.post2 is None else lw.post2(mlp)
+            x = x + (hk("mlp_out", li, mlp) if hk else mlp)
+        return hk("resid_post", li, x) if hk else x
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         """float32 logits of the last layer's output: final norm, a masked-LM head's transform, the unembedding,
@@ -324,30 +301,43 @@ class ForwardPass:
             logits: bool = True, start_layer: int = 0, resid: torch.Tensor | None = None,
             stop_after: int | None = None, logit_positions: slice | None = None,
             positions: Any = None, cache: KVCache | None = None, mask: torch.Tensor | None = None,
-            into: Mapping[str, torch.Tensor] | None = None) -> ForwardOutput:
+            into: Mapping[str, torch.Tensor] | None = None, hooks: Hooks | None = None) -> ForwardOutput:
         """ids (B, T) long. ``start_layer`` + ``resid`` (the residual stream entering that layer, recorded by an
         earlier run) skip the layers before it; ``stop_after`` ends after that layer (no logits);
         ``logit_positions`` computes the logits of those positions only (a loss over part of a sequence).
 
+        ``hooks``: the sites read and replaced (``sites.Hooks``; its ``values`` filled); ``ablate`` is a shorthand
+        for constant writers on ``z.L.h`` (a hook's own writer of the same head wins).
+
         ``positions`` (T,) ints: the tokens' positions (default 0..T-1, or after the cache's last position when a
         ``cache`` is given). ``cache``: the keys and values of earlier tokens, which these tokens attend to as well;
-        their keys and values are appended to it. ``mask`` (T, keys) bool, True = may attend: AND-ed with each
-        layer's own mask (keys = the cached ones, in the cache's order, then these tokens). ``into``: float32
-        (layers, B, heads, T, ...) tensors the ``weights`` (and ``head_out``) records are written into in place
-        (a trace's numpy arrays: nothing copied after the run).
+        their keys and values are appended to it (the k and v sites are the new tokens' only). ``mask`` (T, keys)
+        bool, True = may attend: AND-ed with each layer's own mask (keys = the cached ones, in the cache's order,
+        then these tokens). ``into``: float32 (layers, B, heads, T, ...) tensors the ``weights`` (and
+        ``head_out``) records are written into in place (a trace's numpy arrays: nothing copied after the run).
 
-        Only what the logits need is computed: with ``logit_positions`` (a slice) and nothing recorded, a causal
-        model runs the positions up to the last of them only and its last layer those positions' outputs only;
-        a layer whose every head is ablated skips its attention (its outputs are the ablation's values)."""
+        Only what the logits need is computed: with ``logit_positions`` (a slice), nothing recorded and nothing
+        replaced but constant z values, a causal model runs the positions up to the last of them only and its last
+        layer those positions' outputs only; a layer whose every head's z is a constant skips its attention."""
         unknown = set(record) - RECORDABLE
         if unknown:
             raise ValueError(f"record: unknown {sorted(unknown)}; choose from {sorted(RECORDABLE)}")
-        rec: dict[str, list[torch.Tensor]] = {name: [] for name in record}
+        if "overview" in record and ("weights" in record or "scores" in record):
+            raise ValueError("record: 'overview' replaces 'weights' and 'scores' (a long text's maps)")
+        last = self.spec.n_layers - 1 if stop_after is None else stop_after
+        layers = range(start_layer, last + 1)
+        reads = [f"{SITE_RECORDS[r]}.{li}" for r in sorted(set(record) & SITE_RECORDS.keys()) for li in layers]
+        writes = {**ablation_writers(ablate), **(hooks.write if hooks is not None else {})}
+        bound = Hooks([*reads, *(hooks.read if hooks is not None else ())], writes).bind(self.spec)
+        hk = bound if bound else None
+        rec: dict[str, list[torch.Tensor]] = {}  # the attention's own records
         if "qkv" in record:
             rec.update(q=[], k=[], v=[])
+        if "scores" in record:
+            rec["scores"] = []
         if "overview" in record:
-            if "weights" in record or "scores" in record:
-                raise ValueError("record: 'overview' replaces 'weights' and 'scores' (a long text's maps)")
+            if hk is not None and any(hk.touches("pattern", li) for li in layers):
+                raise ValueError("pattern sites cannot be read or replaced with record 'overview' (no full maps)")
             rec.update(pooled_max=[], pooled_mean=[], best_key=[], best_weight=[])
         pos: torch.Tensor | None = None
         if positions is not None:
@@ -360,25 +350,27 @@ class ForwardPass:
         if pos is not None and pos.numel() and (int(pos.min()) < 0 or int(pos.max()) >= self.spec.max_positions):
             raise ValueError(f"positions must lie in 0..{self.spec.max_positions - 1} (the model's max positions)")
         x = self.embed(ids, pos) if resid is None else resid.to(self.dtype)
-        last = self.spec.n_layers - 1 if stop_after is None else stop_after
-        rows = None  # the last layer's rows: a causal model's later positions feed none of the logits
-        if (logit_positions is not None and logits and last == self.spec.n_layers - 1 and not rec and cache is None
-                and pos is None and mask is None and self.spec.causal and self.spec.norm_place != "after"):
+        rows = span = None  # the last layer's rows: a causal model's later positions feed none of the logits
+        if (logit_positions is not None and logits and last == self.spec.n_layers - 1 and not rec
+                and (hk is None or hk.only_constants()) and cache is None and pos is None and mask is None
+                and self.spec.causal and self.spec.norm_place != "after"):
             r0, r1, step = logit_positions.indices(x.shape[1])
             if step == 1 and r1 > r0:
-                x, rows = x[:, :r1], slice(r0, r1)
-        for li in range(start_layer, last + 1):
-            lw = self.w.layers[li]
-            if "resid" in rec:
-                rec["resid"].append(x)
-            x = self._block(li, lw, x, ablate, rec, pos, cache, mask, into, rows if li == last else None)
+                x, rows, span = x[:, :r1], slice(r0, r1), slice(0, r1)
+        for li in layers:
+            x = self._block(li, self.w.layers[li], x, hk, rec, pos, cache, mask, into,
+                            rows if li == last else None, rows if li == last and rows else span)
         out = None
-        if "final" in rec:
-            rec["final"].append(x)
         if logits and last == self.spec.n_layers - 1:
             if logit_positions is not None and rows is None:
-                x = x[:, logit_positions]
-            out = self.logits(x)
-        rec.pop("qkv", None)
-        rec.pop("overview", None)
+                out = self.logits(x[:, logit_positions])
+            else:
+                out = self.logits(x)
+        if hk is not None:
+            for r in set(record) & SITE_RECORDS.keys():
+                rec[r] = [hk.values[f"{SITE_RECORDS[r]}.{li}"] for li in layers]
+            if hooks is not None:
+                hooks.values = {name: hk.values[name] for name in hooks.read}
+        if "final" in record:
+            rec["final"] = [x]
         return ForwardOutput(out, rec)

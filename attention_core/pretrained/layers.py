@@ -1,4 +1,5 @@
-"""The building blocks a loaded model is made of: linear maps, norms, activations, rotary positions, masks.
+"""The building blocks a loaded model is made of: linear maps, norms, the weights of a block and of the whole model,
+activations, rotary positions, masks, attention weights.
 
 Plain dataclasses over tensors that stay where the loader put them (memory-mapped from the safetensors file when the
 dtype matches): no ``nn.Module``, no parameter copies, no autograd. A GPT-2 ``Conv1D`` weight is used as stored,
@@ -8,12 +9,11 @@ dtype matches): no ``nn.Module``, no parameter copies, no autograd. A GPT-2 ``Co
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -62,6 +62,63 @@ class Norm:
         if self.kind == "olmo":
             return (self.weight * h).to(dtype)
         return self.weight * h.to(dtype)
+
+
+@dataclass
+class LayerWeights:
+    """One block. Q, K, V come from ``qkv`` (fused: ``qkv_layout`` "gpt2" = [q | k | v] columns, "neox" = per head
+    [q_h k_h v_h]) or from ``q``, ``k``, ``v``. ``mlp_gate`` set = SwiGLU."""
+
+    ln1: Norm | None  # before attention (None: OLMo-2 has none; BERT: after the residual add)
+    ln2: Norm | None  # before the MLP (as ln1)
+    o: Linear
+    mlp_in: Linear
+    mlp_out: Linear
+    qkv: Linear | None = None
+    qkv_layout: str = ""
+    q: Linear | None = None
+    k: Linear | None = None
+    v: Linear | None = None
+    mlp_gate: Linear | None = None
+    q_norm: Norm | None = None  # Qwen3 / Gemma 3: over each head; OLMo-2: over the whole projection
+    k_norm: Norm | None = None
+    post1: Norm | None = None  # on the attention's output before the residual add (OLMo-2, Gemma)
+    post2: Norm | None = None  # on the MLP's output before the residual add
+
+
+@dataclass
+class ModelWeights:
+    """The whole model: embeddings, blocks, final norm, unembedding (``lm_head``, tied = the embedding itself)."""
+
+    embed: torch.Tensor
+    layers: list[LayerWeights]
+    final_norm: Norm | None  # None: BERT's post-LN blocks end normalised
+    lm_head: Linear
+    pos_embed: torch.Tensor | None = None  # learned (or this app's sinusoidal table), added to the embeddings
+    embed_norm: Norm | None = None  # BERT: LayerNorm of token + position (+ type) embeddings
+    token_type: torch.Tensor | None = None  # BERT: token type 0's row, added to every token
+    head_transform: Linear | None = None  # a masked-LM head's dense layer (then the activation and head_norm)
+    head_norm: Norm | None = None
+
+    def tensors(self) -> list[torch.Tensor]:
+        """Every distinct tensor once (a tied head counted once): parameter counts and byte totals use this."""
+        seen: dict[int, torch.Tensor] = {}
+
+        def add(*ts: Any) -> None:
+            for t in ts:
+                if isinstance(t, torch.Tensor):
+                    seen.setdefault(id(t), t)
+                elif isinstance(t, Linear):
+                    add(t.weight, t.bias)
+                elif isinstance(t, Norm):
+                    add(t.weight, t.bias)
+
+        add(self.embed, self.pos_embed, self.final_norm, self.lm_head, self.embed_norm, self.token_type,
+            self.head_transform, self.head_norm)
+        for lw in self.layers:
+            add(lw.ln1, lw.ln2, lw.o, lw.mlp_in, lw.mlp_out, lw.qkv, lw.q, lw.k, lw.v, lw.mlp_gate, lw.q_norm,
+                lw.k_norm, lw.post1, lw.post2)
+        return list(seen.values())
 
 
 def activation(name: str, x: torch.Tensor, fresh: bool = False) -> torch.Tensor:
@@ -227,20 +284,6 @@ def overview_attention(q: torch.Tensor, kf: torch.Tensor, vv: torch.Tensor, scal
     rec["pooled_mean"].append(psum / (counts[:, None] * counts_k[None, :]))
     rec["best_key"].append(best_key)
     rec["best_weight"].append(best_w)
-    return heads
-
-
-def replace_heads(heads: torch.Tensor, layer: int, ablate: Mapping[tuple[int, int], Any], rows: slice
-                  ) -> torch.Tensor:
-    """heads (B, H, R, d_head) with ``layer``'s ablated ones replaced in place: "zero" or a value (d_head,),
-    (T, d_head) or (B, T, d_head), whose position axis is cut to ``rows`` (the positions the R rows are)."""
-    for (li, head), how in ablate.items():
-        if li == layer:
-            if isinstance(how, str):
-                heads[:, head] = 0.0
-            else:
-                value = torch.as_tensor(np.asarray(how), dtype=heads.dtype, device=heads.device)
-                heads[:, head] = value if value.dim() < 2 else value[..., rows, :]
     return heads
 
 

@@ -19,8 +19,9 @@ import torch
 
 from .config import ArchSpec, parse_config
 from .errors import PretrainedError
-from .forward import Ablation, ForwardOutput, ForwardPass, ModelWeights
-from .layers import cpu_threads, overview_block
+from .forward import Ablation, ForwardOutput, ForwardPass
+from .layers import ModelWeights, cpu_threads, overview_block
+from .sites import Hooks, Run, run_with, site_names
 from .tokenizer import HFTokenizer, OwnVocab
 from .trace import LONG_TRACE_TOKENS, TOP_KEPT, ModelInfo, NotKept, Overview, Trace
 
@@ -124,9 +125,10 @@ class PretrainedModel:
 
     # --- running ----------------------------------------------------------------------------------------
     def forward(self, ids: Any, *, ablate: Ablation | None = None, record: Any = (), logits: bool = True,
-                **kwargs: Any) -> ForwardOutput:
+                hooks: Hooks | None = None, **kwargs: Any) -> ForwardOutput:
         """Our forward pass on ids (T,) or (B, T); see ``forward.ForwardPass.run`` for ``record`` and the rest.
-        ``ablate``: {(layer, head): "zero" | mean vector (d_head,)}, applied before the output projection."""
+        ``ablate``: {(layer, head): "zero" | mean vector (d_head,)}, applied before the output projection;
+        ``hooks``: sites read and replaced, batched (``sites.Hooks``; its ``values`` filled)."""
         t = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=self.device)
         if t.dim() == 1:
             t = t[None]
@@ -138,7 +140,18 @@ class PretrainedModel:
                 if isinstance(how, str) and how != "zero":
                     raise ValueError(f"ablate: {how!r} is not 'zero' or a mean vector")
         with cpu_threads(self.threads if self.device.type == "cpu" else None):
-            return self.forward_pass.run(t, ablate=ablate, record=frozenset(record), logits=logits, **kwargs)
+            return self.forward_pass.run(t, ablate=ablate, record=frozenset(record), logits=logits, hooks=hooks,
+                                         **kwargs)
+
+    @property
+    def sites(self) -> tuple[str, ...]:
+        """Every site's name in the order the forward pass meets them (``sites.site_names``): ``resid_pre.0``,
+        ``q.0`` … ``resid_post.{layers - 1}``; a head index narrows a headed one (``"z.3.1"``)."""
+        return site_names(self.spec.n_layers)
+
+    def run_with(self, text_or_ids: Any, *, read: Any = (), replace: Any = None) -> Run:
+        """One text (or ids) through the model with sites read and replaced; see ``sites.run_with``."""
+        return run_with(self, text_or_ids, read=read, replace=replace)
 
     def losses(self, ids: Any, *, ablate: Ablation | None = None) -> np.ndarray:
         """Per-position next-token loss (nats), (T - 1,) or (B, T - 1): entry t is −log p(ids[t + 1] | ids[≤ t])."""

@@ -16,8 +16,7 @@ import torch
 
 from .config import OWN_FAMILY, ArchSpec
 from .errors import PretrainedError
-from .forward import LayerWeights, ModelWeights
-from .layers import Linear, Norm
+from .layers import LayerWeights, Linear, ModelWeights, Norm
 from .tokenizer import OwnVocab
 
 
