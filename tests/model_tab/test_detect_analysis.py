@@ -186,8 +186,9 @@ def test_the_scan_equals_ablation_scan_and_keeps_the_heads_off(session):
     r = a.scan
     ref = ablation_scan(model, session.trace.ids, "zero")
     assert r.scan.completed and r.done == r.total == 8 and r.off == ()
-    assert_close(r.scan.repeat_change, ref.repeat_change)
-    assert_close(r.scan.text_change, ref.text_change)
+    # changes of float32 losses: judged at the losses' magnitude (tests/tolerance.py)
+    assert_close(r.scan.repeat_change, ref.repeat_change, scale=ref.repeat_loss)
+    assert_close(r.scan.text_change, ref.text_change, scale=ref.text_loss)
     grid = scan_grid(a)
     assert grid.kind == "signed" and grid.blocked is None
     np.testing.assert_array_equal(grid.values, r.scan.repeat_change)
@@ -202,7 +203,7 @@ def test_the_scan_equals_ablation_scan_and_keeps_the_heads_off(session):
     assert a.start_scan()
     settled(session)
     ref = ablation_scan(model, session.trace.ids, "mean", also_off=[(1, 0)])
-    assert_close(a.scan.scan.repeat_change, ref.repeat_change, equal_nan=True)
+    assert_close(a.scan.scan.repeat_change, ref.repeat_change, scale=ref.repeat_loss, equal_nan=True)
     grid = scan_grid(a)
     assert np.isnan(grid.values[1, 0]) and grid.blocked[1, 0] and grid.blocked.sum() == 1
     assert "1 head off: 1.0 (hatched)" in grid.caption and "scan again" not in grid.caption
@@ -241,7 +242,7 @@ def test_cancelling_a_scan_keeps_what_it_measured_and_says_so(session, monkeypat
     assert not a.scanning and not r.scan.completed and r.done == 3
     assert np.isfinite(r.scan.repeat_change).sum() == 3
     ref = real(session.model, session.trace.ids, "zero")
-    assert_close(r.scan.repeat_change.ravel()[:3], ref.repeat_change.ravel()[:3])
+    assert_close(r.scan.repeat_change.ravel()[:3], ref.repeat_change.ravel()[:3], scale=ref.repeat_loss)
     assert "cancelled after 3 of 8 heads" in scan_grid(a).caption
     assert a.status == "Scan cancelled after 3 of 8 heads."
     # cancelled before its first head: nothing measured (the scan is held at its start, so the cancel lands first)

@@ -132,11 +132,11 @@ def test_the_scan_grid_is_ablation_scan_and_toggles_heads(window, qtbot, inducti
     scan.scan_button.click()
     idle(session, qtbot)
     ref = ablation_scan(session.model, session.trace.ids, "zero")
-    assert_close(scan.grid.values(), ref.repeat_change)
+    assert_close(scan.grid.values(), ref.repeat_change, scale=ref.repeat_loss)
     assert scan.grid.isVisible() and scan.progress.value() == scan.progress.maximum() == 8
     assert scan.progress.format() == "done: 8 heads"
     scan.measure_box.setCurrentIndex(1)
-    assert_close(scan.grid.values(), ref.text_change)
+    assert_close(scan.grid.values(), ref.text_change, scale=ref.text_loss)
     assert "your text" in scan.caption.text()
     scan.measure_box.setCurrentIndex(0)
     scan.grid.cellClicked.emit(0, 3)  # clicking the scan grid switches that head off

@@ -37,5 +37,6 @@ def test_the_restarting_scan_equals_whole_runs_for_every_head(hf_models, name):
             text_change[li, h] = float(model.losses(ids, ablate=off).mean()) - base_text
             repeat_change[li, h] = float(model.losses(rep, ablate=off)[:, first:].mean()) - base_rep
     assert np.abs(text_change).max() > 1e-3  # heads matter here: the comparison is not of zeros
-    assert_close(scan.text_change, text_change)
-    assert_close(scan.repeat_change, repeat_change)
+    # differences of float32 losses: their rounding is the losses', not the differences' own
+    assert_close(scan.text_change, text_change, scale=base_text, dtype=np.float32)
+    assert_close(scan.repeat_change, repeat_change, scale=base_rep, dtype=np.float32)
