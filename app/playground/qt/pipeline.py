@@ -1,8 +1,7 @@
 """The step pipeline, in reading order: QKᵀ → ×scale → mask → softmax → ·V, one heatmap each.
 
 The optional steps appear only while they are on: ⓡ rotate above the maps (``RotaryStep``, built the first time
-rotary is on), ⓒ soft-cap and then ⓑ bias as maps of their own between ② and ③ (built when first on), in the order
-computed (c·tanh(s/c) + bias, as Gemma 2 and FlashAttention). With every
+rotary is on), ⓒ soft-cap then ⓑ bias (c·tanh(s/c) + bias) between ② and ③ (built when first on). With every
 option off the view is the five maps it always was.
 
 Subscribes to the Playground model: redraws on ``result`` (only while shown; a hidden view catches up when it is
