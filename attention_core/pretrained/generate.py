@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .cache_policy import CachePolicy, KVCache, Rewind, kl_divergence, kv_bytes
+from .cache_policy import CachePolicy, KVCache, Rewind, kl_divergence, kv_bytes, position_list
 from .layers import cpu_threads
 from .sampling import Sampling, top_list
 
@@ -204,7 +204,7 @@ class _Lane:
         kept_pos = cache.positions[0]
         assert kept_pos is not None
         weights = [w[0, :, 0] for w in out.records.get("weights", [])]
-        return out.logits[0, -1], weights, kept_pos.tolist(), evicted, rewind
+        return out.logits[0, -1], weights, position_list(kept_pos), evicted, rewind
 
     def take_back(self, rewind: Rewind) -> None:
         """The cache as it was before the step ``rewind`` describes (the steps after it taken back already)."""
@@ -217,18 +217,16 @@ class _Lane:
 @dataclass(frozen=True)
 class _Undo:
     """One step's way back: the lanes it ran on (the very objects: after a policy switch and back, undo returns to
-    them, as a restored snapshot did) and how to rewind each, and the random generator's state before the step
-    (None when it drew nothing: greedy leaves the generator as it was)."""
+    them, as a restored snapshot did), how to rewind each, the random state before it (None: greedy drew nothing)."""
 
     lane: _Lane
     full: _Lane | None
     rewinds: tuple[Rewind | None, Rewind | None]
     rng: torch.Tensor | None
 
-    def nbytes(self) -> int:
-        """Bytes this record keeps alive (the lanes themselves are the decoder's, not counted)."""
-        return sum(r.nbytes() for r in self.rewinds if r is not None) + (
-            0 if self.rng is None else self.rng.untyped_storage().nbytes())
+    def nbytes(self) -> int:  # what this record keeps alive (the lanes are the decoder's)
+        rng = 0 if self.rng is None else self.rng.untyped_storage().nbytes()
+        return sum(r.nbytes() for r in self.rewinds if r is not None) + rng
 
 
 class Decoder:
