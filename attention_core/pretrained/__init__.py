@@ -17,7 +17,9 @@ Modules: ``model`` (loading, ``PretrainedModel``), ``config`` (configs to ``Arch
 per family), ``weights`` (safetensors, no pickle), ``memory``, ``own`` (this app's checkpoints), ``tokenizer``,
 ``layers`` (linear maps, norms, the weights' dataclasses, rotary, masks, attention weights), ``forward`` (the pass),
 ``sites`` (its named sites, ``Hooks``, ``run_with``), ``trace``, ``generate``, ``cache_policy``, ``sampling``,
-``errors``, ``download/`` (fetching a model into the cache).
+``errors``, ``download/`` (fetching a model into the cache), ``cause/`` (``PretrainedModel.logit_lens`` ->
+``LogitLens``, ``PretrainedModel.attribute`` -> ``Attribution``: what each half-layer predicts, which component
+wrote a logit).
 ``PretrainedModel.generate(prompt, ...) -> Generation`` writes token by token over a key/value cache (policies
 ``CACHE_POLICIES``); ``PretrainedModel.decoder(prompt, ...) -> Decoder`` does it one ``step()`` at a time.
 """
@@ -25,6 +27,8 @@ per family), ``weights`` (safetensors, no pickle), ``memory``, ``own`` (this app
 from __future__ import annotations
 
 from .cache_policy import CACHE_POLICIES
+from .cause.attribution import Attribution
+from .cause.lens import LogitLens
 from .errors import PretrainedError
 from .generate import Decoder, Generation, GenerationStep
 from .model import PretrainedModel, load_pretrained, token_losses
@@ -33,4 +37,5 @@ from .trace import LONG_TRACE_TOKENS, LongTraceError, ModelInfo, NotKept, Overvi
 
 __all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses", "Decoder",
            "Generation", "GenerationStep", "CACHE_POLICIES", "LongTraceError", "LONG_TRACE_TOKENS", "NotKept",
-           "Overview", "SITE_KINDS", "Hooks", "Run", "Site", "parse_site", "site_names", "site_shape"]
+           "Overview", "SITE_KINDS", "Hooks", "Run", "Site", "parse_site", "site_names", "site_shape", "LogitLens",
+           "Attribution"]

@@ -26,6 +26,8 @@ from .tokenizer import HFTokenizer, OwnVocab
 from .trace import LONG_TRACE_TOKENS, TOP_KEPT, ModelInfo, NotKept, Overview, Trace
 
 if TYPE_CHECKING:
+    from .cause.attribution import Attribution
+    from .cause.lens import LogitLens
     from .generate import Decoder, Generation
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -252,6 +254,19 @@ class PretrainedModel:
 
         return Decoder(self, prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, cache=cache,
                        window=window, sinks=sinks, stop_at_eos=stop_at_eos)
+
+    def logit_lens(self, text_or_ids: Any, *, position: int = -1, top_k: int = 10) -> LogitLens:
+        """Each half-layer's state at ``position`` unembedded (on GPT-NeoX's parallel residual "attn L" is the layer's
+        input plus its attention's output, a state the model never holds); see ``cause.lens``."""
+        from .cause.lens import logit_lens
+
+        return logit_lens(self, text_or_ids, position=position, top_k=top_k)
+
+    def attribute(self, text_or_ids: Any, *, target: Any, foil: Any = None, position: int = -1) -> Attribution:
+        """logit(target) − logit(foil) split into embed, heads, MLPs, biases (norms frozen); ``cause.attribution``."""
+        from .cause.attribution import attribute
+
+        return attribute(self, text_or_ids, target=target, foil=foil, position=position)
 
 
 def token_losses(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
