@@ -96,7 +96,9 @@ class PretrainedModel:
 
     def ids_of(self, text_or_ids: Any, *, truncate: bool = False) -> tuple[np.ndarray, str | None]:
         """(ids (T,) int64, note): text is encoded, ids are checked against the vocabulary; longer than the
-        model's max positions is refused, or cut with ``truncate=True`` (the note says so)."""
+        model's max positions is refused, or cut with ``truncate=True`` (the note says so). The refusal names
+        ``ids_of(text, truncate=True)``: every function that reads a text through here takes the ids it returns,
+        while only some (``trace``, ``ablate``) take ``truncate`` themselves."""
         if isinstance(text_or_ids, str):
             ids = np.asarray(self.encode(text_or_ids), dtype=np.int64)
             what = "text"
@@ -121,7 +123,9 @@ class PretrainedModel:
         if ids.size > limit:
             if not truncate:
                 raise PretrainedError(f"{self.name}: the {what} is {ids.size} tokens, longer than the model's "
-                                      f"{limit} positions; shorten it or pass truncate=True to keep the first {limit}")
+                                      f"{limit} positions; shorten it, or keep the first {limit} with "
+                                      "model.ids_of(text, truncate=True)[0] and pass those ids (trace and ablate "
+                                      "also take truncate=True)")
             return ids[:limit], f"cut to the first {limit:,} of {ids.size:,} tokens, the model's max positions"
         return ids, None
 

@@ -25,7 +25,7 @@ def _long_ids(model):
 def test_the_refusal_names_an_argument_ablate_takes_and_it_cuts_the_text(gpt2):
     ids = _long_ids(gpt2)
     limit = gpt2.spec.max_positions
-    with pytest.raises(ValueError, match="pass truncate=True") as refused:
+    with pytest.raises(ValueError, match=r"model.ids_of\(text, truncate=True\)\[0\]") as refused:
         ablate(gpt2, ids, [(0, 1)], seq_len=8, batch=1)
     assert f"{len(ids)} tokens" in str(refused.value)
     cut = ablate(gpt2, ids, [(0, 1)], seq_len=8, batch=1, truncate=True)
@@ -35,8 +35,20 @@ def test_the_refusal_names_an_argument_ablate_takes_and_it_cuts_the_text(gpt2):
 
 def test_ablation_scan_takes_truncate_too(gpt2):
     ids = _long_ids(gpt2)
-    with pytest.raises(ValueError, match="pass truncate=True"):
+    with pytest.raises(ValueError, match="also take truncate=True"):
         ablation_scan(gpt2, ids, seq_len=8)
     cut = ablation_scan(gpt2, ids, seq_len=8, truncate=True)
     first = ablation_scan(gpt2, ids[:gpt2.spec.max_positions], seq_len=8)
     np.testing.assert_array_equal(cut.text_change, first.text_change)
+
+
+def test_every_reader_of_a_text_names_a_way_that_works(gpt2):
+    """The decoder (and the patching, lens and knockout functions) read a text through ``ids_of`` but take no
+    ``truncate``: the refusal names ``model.ids_of(text, truncate=True)[0]``, and the ids it gives are taken."""
+    ids = _long_ids(gpt2)
+    with pytest.raises(ValueError, match=r"model.ids_of\(text, truncate=True\)\[0\]"):
+        gpt2.decoder(ids)
+    cut, note = gpt2.ids_of(ids, truncate=True)
+    assert len(cut) == gpt2.spec.max_positions and note is not None
+    decoder = gpt2.decoder(cut)
+    assert decoder.prompt_ids == [int(i) for i in ids[:gpt2.spec.max_positions]]
