@@ -186,7 +186,7 @@ def _setup(model: PretrainedModel, text_or_ids: Any, how: str, seq_len: int | No
            also_off: list[tuple[int, int]], truncate: bool = False) -> tuple[_Probe, _Probe, np.ndarray | None]:
     if how not in ("zero", "mean"):
         raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
-    ids, _ = model.ids_of(text_or_ids, truncate=bool(truncate))  # too long: "... or pass truncate=True"
+    ids, _ = model.ids_of(text_or_ids, truncate=bool(truncate))  # too long: refused, naming truncate=True
     if len(ids) < 2:
         raise ValueError(f"{model.name}: the text needs at least 2 tokens for a next-token loss")
     s = fit_seq_len(model, seq_len)
