@@ -1,5 +1,6 @@
 """The second half of tests/test_interrupts.py's campaign (experiment … gui), in a file of its own so that
-``--dist loadfile`` can run it on the other worker, beside the first half."""
+``--dist loadfile`` can run it on the other worker, beside the first half (its size and seed: that file's
+docstring)."""
 
 from __future__ import annotations
 
