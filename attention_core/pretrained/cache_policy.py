@@ -19,7 +19,7 @@ appends to.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -135,13 +135,46 @@ class KVCache:
     keys: list[torch.Tensor | None]
     values: list[torch.Tensor | None]
     positions: list[torch.Tensor | None]
+    limit: int | None = None
+    """``append``'s buffers never hold more entries than this (the model's positions), None: no cap."""
+    _buffers: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def empty(cls, layers: int) -> KVCache:
-        return cls([None] * layers, [None] * layers, [None] * layers)
+    def empty(cls, layers: int, limit: int | None = None) -> KVCache:
+        return cls([None] * layers, [None] * layers, [None] * layers, limit)
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Add a run's keys and values (B, kv heads, T, d_head) and positions (T,) to one layer; returns, and keeps
+        as the layer's, its whole keys, values and positions: the numbers ``torch.cat`` of old and new gives, as
+        views of buffers that double when full, so a decoding step copies one token's entries instead of the whole
+        cache (``torch.cat`` each step is O(T) a step, O(T²) over a decoding). Written in place only past the end of
+        every view handed out: a layer whose tensors are not the buffer's latest view (after ``keep``, ``rewind``
+        or an assignment) starts a new buffer, so a tensor once handed out never changes."""
+        old_k, old_v, old_pos = self.keys[layer], self.values[layer], self.positions[layer]
+        n, t = (0 if old_pos is None else int(old_pos.shape[0])), int(k.shape[-2])
+        buf = self._buffers.get(layer)
+        if (buf is None or old_k is None or old_v is None or old_pos is None or buf[3] != n
+                or old_k.data_ptr() != buf[0].data_ptr() or old_v.data_ptr() != buf[1].data_ptr()
+                or old_pos.data_ptr() != buf[2].data_ptr() or n + t > buf[2].shape[0]
+                or buf[0].shape[:2] != k.shape[:2] or buf[0].dtype != k.dtype):
+            cap = max(2 * (n + t), 16) if self.limit is None else max(min(2 * (n + t), self.limit), n + t)
+            bk = k.new_empty((*k.shape[:2], cap, k.shape[3]))
+            bv = v.new_empty((*v.shape[:2], cap, v.shape[3]))
+            bp = positions.new_empty(cap)
+            if n and old_k is not None and old_v is not None and old_pos is not None:
+                bk[:, :, :n], bv[:, :, :n], bp[:n] = old_k, old_v, old_pos
+            buf = (bk, bv, bp, n)
+        bk, bv, bp, _ = buf
+        bk[:, :, n:n + t], bv[:, :, n:n + t], bp[n:n + t] = k, v, positions
+        self._buffers[layer] = (bk, bv, bp, n + t)
+        out = bk[:, :, :n + t], bv[:, :, :n + t], bp[:n + t]
+        self.keys[layer], self.values[layer], self.positions[layer] = out
+        return out
 
     def copy(self) -> KVCache:
-        return KVCache(list(self.keys), list(self.values), list(self.positions))
+        return KVCache(list(self.keys), list(self.values), list(self.positions), self.limit)
 
     def length(self, layer: int = 0) -> int:
         pos = self.positions[layer]

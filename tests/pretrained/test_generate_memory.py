@@ -185,3 +185,38 @@ def test_evict_then_rewind_gives_back_the_cache_entry_for_entry():
     assert all(torch.equal(a, b) for a, b in zip(_state(cache), before, strict=True))
     cache.rewind(length - 2)  # no eviction: a slice of what is there
     assert cache.length() == length - 2 and torch.equal(cache.keys[0], before[0][:, :, :length - 2])
+
+
+def test_append_grows_by_doubling_and_equals_cat_entry_for_entry():
+    """``KVCache.append`` (the preallocated form the forward pass can call instead of ``torch.cat``): the same keys,
+    values and positions as concatenation, the same attention over them bit for bit, buffers that double (about
+    log2(T) allocations, not one a step), and a tensor once handed out never changes."""
+    gen = torch.Generator().manual_seed(1)
+    heads, d = 12, 64
+    grown, cat = KVCache.empty(1), KVCache.empty(1)
+    handed: list[tuple[torch.Tensor, torch.Tensor]] = []
+    buffers = set()
+    for step in range(70):
+        t = 7 if step == 0 else 1
+        k, v = torch.randn(1, heads, t, d, generator=gen), torch.randn(1, heads, t, d, generator=gen)
+        pos = torch.arange(cat.length(), cat.length() + t)
+        gk, gv, gp = grown.append(0, k, v, pos)
+        if cat.keys[0] is None:
+            cat.keys[0], cat.values[0], cat.positions[0] = k, v, pos
+        else:
+            cat.keys[0] = torch.cat((cat.keys[0], k), dim=-2)
+            cat.values[0] = torch.cat((cat.values[0], v), dim=-2)
+            cat.positions[0] = torch.cat((cat.positions[0], pos))
+        assert torch.equal(gk, cat.keys[0]) and torch.equal(gv, cat.values[0]) and torch.equal(gp, cat.positions[0])
+        q = torch.randn(1, heads, 1, d, generator=gen)
+        ours = torch.softmax(q @ gk.transpose(-1, -2) / 8, dim=-1) @ gv
+        theirs = torch.softmax(q @ cat.keys[0].transpose(-1, -2) / 8, dim=-1) @ cat.values[0]
+        assert torch.equal(ours, theirs)
+        buffers.add(gk.untyped_storage().data_ptr())
+        handed.append((gk, gk.clone()))
+    assert len(buffers) <= 4  # 16 -> 32 -> 64 -> 128 entries for 76
+    assert all(torch.equal(view, copy) for view, copy in handed)
+    grown.rewind(50)  # a shorter view: the next append starts a new buffer, the old views stay as they were
+    grown.append(0, torch.zeros(1, heads, 1, d), torch.zeros(1, heads, 1, d), torch.tensor([50]))
+    assert grown.length() == 51 and all(torch.equal(view, copy) for view, copy in handed)
+    assert grown.keys[0].untyped_storage().data_ptr() not in buffers
