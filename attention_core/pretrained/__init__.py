@@ -28,7 +28,10 @@ from __future__ import annotations
 
 from .cache_policy import CACHE_POLICIES
 from .cause.attribution import Attribution
+from .cause.knockout import Knockout
 from .cause.lens import LogitLens
+from .cause.patching import Patching, PathPatching
+from .cause.qk import QKPair, QKTerms
 from .errors import PretrainedError
 from .generate import Decoder, Generation, GenerationStep
 from .model import PretrainedModel, load_pretrained, token_losses
@@ -38,4 +41,4 @@ from .trace import LONG_TRACE_TOKENS, LongTraceError, ModelInfo, NotKept, Overvi
 __all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses", "Decoder",
            "Generation", "GenerationStep", "CACHE_POLICIES", "LongTraceError", "LONG_TRACE_TOKENS", "NotKept",
            "Overview", "SITE_KINDS", "Hooks", "Run", "Site", "parse_site", "site_names", "site_shape", "LogitLens",
-           "Attribution"]
+           "Attribution", "Patching", "PathPatching", "Knockout", "QKTerms", "QKPair"]

@@ -27,7 +27,10 @@ from .trace import LONG_TRACE_TOKENS, TOP_KEPT, ModelInfo, NotKept, Overview, Tr
 
 if TYPE_CHECKING:
     from .cause.attribution import Attribution
+    from .cause.knockout import Knockout
     from .cause.lens import LogitLens
+    from .cause.patching import Patching, PathPatching
+    from .cause.qk import QKTerms
     from .generate import Decoder, Generation
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -172,6 +175,8 @@ class PretrainedModel:
     def trace(self, text_or_ids: Any, *, truncate: bool = False, ablate: Ablation | None = None) -> Trace:
         """Run one text (or ids) and keep everything: logits, attentions, q/k/v, scores, head outputs. ``ablate``
         as in ``forward`` (those heads' outputs replaced; the trace's ``ablated`` names them, sorted)."""
+        from .cause.importance import o_weights
+
         ids, note = self.ids_of(text_or_ids, truncate=truncate)
         long = len(ids) > LONG_TRACE_TOKENS
         kept = {} if long or self.device.type != "cpu" else self._trace_arrays(len(ids))
@@ -215,7 +220,8 @@ class PretrainedModel:
                      head_outputs=head_out, scales=self.spec.scales, masks=masks,
                      display=self.token_strings, ablated=tuple(sorted((int(li), int(h)) for li, h in ablate or ())),
                      prediction="masked" if self.spec.masked_lm else "next",
-                     masked_positions=masked if self.spec.masked_lm else (), spec=self.spec, **long_parts)
+                     masked_positions=masked if self.spec.masked_lm else (), spec=self.spec,
+                     o_weight=o_weights(self.weights, self.spec), **long_parts)
 
     def _trace_arrays(self, t: int) -> dict[str, torch.Tensor]:
         """The arrays a short trace's weights (and, in float32, head outputs) are written into while it runs
@@ -258,6 +264,32 @@ class PretrainedModel:
 
         return Decoder(self, prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, cache=cache,
                        window=window, sinks=sinks, stop_at_eos=stop_at_eos)
+
+    # --- cause: patching, knockout, why this key (``cause``) ------------------------------------------------
+    def patch(self, clean: Any, corrupted: Any, *, target: Any, foil: Any = None, position: Any = -1, sweep: str,
+              progress: Any = None, cancel: Any = None) -> Patching:
+        """Activation patching (denoising) over ``sweep``; see ``cause.patching.patch``."""
+        from .cause.patching import patch
+        return patch(self, clean, corrupted, target=target, foil=foil, position=position, sweep=sweep,
+                     progress=progress, cancel=cancel)
+
+    def path_patch(self, clean: Any, corrupted: Any, *, senders: Any, receivers: Any, target: Any, foil: Any = None,
+                   position: Any = -1, through_mlps: bool = False) -> PathPatching:
+        """The senders' clean output reaching only the receivers' q/k/v; see ``cause.patching.path_patch``."""
+        from .cause.patching import path_patch
+        return path_patch(self, clean, corrupted, senders=senders, receivers=receivers, target=target, foil=foil,
+                          position=position, through_mlps=through_mlps)
+
+    def knockout(self, text_or_ids: Any, edges: Any, *, layers: Any = None, position: Any = -1,
+                 top_k: int = 10) -> Knockout:
+        """Query → key cells blocked before the softmax in ``layers``; see ``cause.knockout.knockout``."""
+        from .cause.knockout import knockout
+        return knockout(self, text_or_ids, edges, layers=layers, position=position, top_k=top_k)
+
+    def qk_attribution(self, text_or_ids: Any, layer: int, head: int, query: Any, key: Any) -> QKTerms:
+        """One score split into query-source × key-source terms; see ``cause.qk.qk_attribution``."""
+        from .cause.qk import qk_attribution
+        return qk_attribution(self, text_or_ids, layer, head, query, key)
 
     def logit_lens(self, text_or_ids: Any, *, position: int = -1, top_k: int = 10) -> LogitLens:
         """Each half-layer's state at ``position`` unembedded (on GPT-NeoX's parallel residual "attn L" is the layer's

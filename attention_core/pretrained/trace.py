@@ -191,6 +191,24 @@ class Trace:
     top_kept: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     """A long trace's (ids (T, TOP_KEPT), log-probabilities (T, TOP_KEPT) float32), best first, for ``top_next``."""
 
+    o_weight: Callable[[int], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    """layer → W_O (heads, d_head, d_model): the model's output projection, read when ``value_norms`` needs it."""
+
+    @cached_property
+    def value_norms(self) -> np.ndarray:
+        """(layers, heads, T, T) float32 ‖α_ij · v_j · W_O^h‖: what key j moves into head h's output at query i
+        (``cause.importance.value_norms``); a long trace raises ``LongTraceError``."""
+        from .cause.importance import value_norms
+
+        return value_norms(self.attentions, self.v, self.o_weight, self.info.heads, self.info.kv_heads)
+
+    def rollout(self) -> np.ndarray:
+        """(layers, T, T) float32 attention rollout (Abnar & Zuidema 2020; ``cause.importance.rollout``): [l, i, j]
+        how much of token j reaches position i after layer l; ``[-1]`` is the whole model's."""
+        from .cause.importance import rollout
+
+        return rollout(self.attentions)
+
     @property
     def is_long(self) -> bool:
         """True when the full maps are not kept (a text longer than ``LONG_TRACE_TOKENS``): read ``overview`` and
