@@ -38,8 +38,8 @@ STEP_TITLES = {
     "weights": "Weights = softmax",
     "output": "Output = weights·V",
     "rotated": "Rotated q, k",
-    "biased": "Biased scores (+ bias)",
     "capped": "Soft-capped scores c·tanh(x/c)",
+    "biased": "Biased scores (+ bias)",
 }
 """Plain-text title of each step, the five then the optional ones (no numbering); views add their own decoration."""
 
