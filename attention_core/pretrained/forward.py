@@ -306,8 +306,9 @@ class ForwardPass:
         earlier run) skip the layers before it; ``stop_after`` ends after that layer (no logits);
         ``logit_positions`` computes the logits of those positions only (a loss over part of a sequence).
 
-        ``hooks``: the sites read and replaced (``sites.Hooks``; its ``values`` filled); ``ablate`` is a shorthand
-        for constant writers on ``z.L.h`` (a hook's own writer of the same head wins).
+        ``hooks``: the sites read and replaced (``sites.Hooks``; its ``values`` filled with the sites of the layers
+        run: a restart's earlier layers are not met); ``ablate`` is a shorthand for constant writers on ``z.L.h``
+        (a hook's own writer of the same head wins).
 
         ``positions`` (T,) ints: the tokens' positions (default 0..T-1, or after the cache's last position when a
         ``cache`` is given). ``cache``: the keys and values of earlier tokens, which these tokens attend to as well;
@@ -351,7 +352,7 @@ class ForwardPass:
             raise ValueError(f"positions must lie in 0..{self.spec.max_positions - 1} (the model's max positions)")
         x = self.embed(ids, pos) if resid is None else resid.to(self.dtype)
         rows = span = None  # the last layer's rows: a causal model's later positions feed none of the logits
-        if (logit_positions is not None and logits and last == self.spec.n_layers - 1 and not rec
+        if (logit_positions is not None and logits and last == self.spec.n_layers - 1 and not record
                 and (hk is None or hk.only_constants()) and cache is None and pos is None and mask is None
                 and self.spec.causal and self.spec.norm_place != "after"):
             r0, r1, step = logit_positions.indices(x.shape[1])
@@ -370,7 +371,7 @@ class ForwardPass:
             for r in set(record) & SITE_RECORDS.keys():
                 rec[r] = [hk.values[f"{SITE_RECORDS[r]}.{li}"] for li in layers]
             if hooks is not None:
-                hooks.values = {name: hk.values[name] for name in hooks.read}
+                hooks.values = {name: hk.values[name] for name in hooks.read if name in hk.values}
         if "final" in record:
             rec["final"] = [x]
         return ForwardOutput(out, rec)

@@ -337,3 +337,15 @@ def test_an_overview_cannot_read_a_pattern(models):
     model = models("gpt2")
     with pytest.raises(ValueError, match="pattern"):
         model.forward(model.encode(TEXT), record={"overview"}, hooks=Hooks(read=["pattern.0"]))
+
+
+@pytest.mark.parametrize("record", ["final", "resid"])
+def test_a_record_sees_every_position_when_only_some_logits_are_asked(models, record):
+    """Row-skipping (``logit_positions``) runs only the rows the logits need: never when something is recorded."""
+    model = models("gpt2")
+    ids = model.encode(TEXT)
+    whole = model.forward(ids, record={record})
+    some = model.forward(ids, record={record}, logit_positions=slice(2, 5))
+    for a, b in zip(whole.records[record], some.records[record]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert_close(some.logits, whole.logits[:, 2:5])  # the unembedding of 3 rows or of all: other blocking
