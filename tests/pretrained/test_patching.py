@@ -264,6 +264,8 @@ def test_same_metric_gives_nan_with_a_warning(hf_models):
     assert result.clean == result.corrupted
     assert np.isnan(result.restored).all() and "undefined" in (result.warning or "")
     assert result.to_dict()["restored"][0][0] is None
+    path = model.path_patch(clean, clean, senders=[(0, 0)], receivers=[(1, 0, "k")], target=5, foil=6)
+    assert path.value == pytest.approx(path.corrupted, rel=1e-5) and np.isnan(path.restored) and path.warning
 
 
 def test_path_patch_direct_path_equals_hand_computation(hf_models, hf_reference):
@@ -297,15 +299,30 @@ def test_path_patch_direct_path_equals_hand_computation(hf_models, hf_reference)
         model.path_patch(clean, corrupted, senders=[(0, 0)], receivers=[(1, 2, "z")], target=target)
 
 
-def test_path_patch_through_everything_equals_patching_the_sender(hf_models):
-    """A sender whose every receiver input in the next layer is patched, with the MLPs recomputing, carries the
-    whole of the sender's effect into that layer's attention: with every head of layer 1 receiving q, k and v
-    from all heads of layer 0 and the MLPs through, path patching equals patching layer 0's heads' z but with the
-    MLP 0 → layer 1 path; here we check the simplest exact identity: no change from the corrupted run when the
-    senders' clean and corrupted outputs are equal (clean = corrupted)."""
-    model = _load(hf_models, "gpt2")
-    clean, _ = _texts(model)
-    result = model.path_patch(clean, clean, senders=[(0, 0)], receivers=[(1, 0, "k")], target=5, foil=6,
+def test_path_patch_through_mlps_equals_hooked_hf(hf_models, hf_reference):
+    """Wang et al.'s own definition (``through_mlps=True``): the corrupted run with the senders' z clean and MLP 0
+    recomputed gives the stream entering layer 1 (HF: a hooked corrupted run, its hidden_states[1]); the receiver's
+    key input is k_proj(norm(that stream)), put into a second corrupted run in place of its k_proj slice."""
+    model, hf = _load(hf_models, "llama"), hf_reference("llama")
+    clean, corrupted = _texts(model)
+    target, foil = _target_foil(hf, clean, corrupted)
+    dh = model.spec.d_head
+    senders, receiver = [(0, 0), (0, 2)], (1, 1, "k")  # k head 1 serves query heads 2 and 3
+    result = model.path_patch(clean, corrupted, senders=senders, receivers=[receiver], target=target, foil=foil,
                               through_mlps=True)
-    assert result.value == pytest.approx(result.corrupted, abs=1e-4 * max(1.0, abs(result.corrupted)))
-    assert np.isnan(result.restored) and result.warning
+    _, z_clean = _capture_o_inputs(hf, clean)
+    block0, block1 = _blocks(hf)[0], _blocks(hf)[1]
+
+    def senders_clean(x):
+        for _, h in senders:
+            x[..., h * dh:(h + 1) * dh] = z_clean[0][..., h * dh:(h + 1) * dh]
+        return x
+    stream = _hf_run(hf, corrupted, [(_o_proj(block0), _pre_replace(senders_clean), True)]).hidden_states[1]
+    with torch.no_grad():
+        k_in = block1.self_attn.k_proj(block1.input_layernorm(stream))
+    hook = _proj_hook(slice(receiver[1] * dh, (receiver[1] + 1) * dh), k_in)
+    ref = _metric(_hf_run(hf, corrupted, [(block1.self_attn.k_proj, hook, False)]).logits, -1, target, foil)
+    _assert_close(result.value, ref)
+    assert result.feeds[receiver] == (2, 3) and result.through_mlps
+    direct = model.path_patch(clean, corrupted, senders=senders, receivers=[receiver], target=target, foil=foil)
+    assert direct.value != result.value  # MLP 0 recomputing is a different path set
