@@ -24,6 +24,8 @@ when it was measured, the date, and which of its budgets hold:
   ``python -c "import torch"``), Cancel in the scaling run and the Lab (baseline: the call in flight), QtRunner's
   timed wait, a stop signal in the app's code and in an import, a heads scan's start (baseline: the whole scan):
   what tests once asserted as wall-clock bounds.
+- **bench: CPU-time slope** (``bench_cli_slopes.slope_rows``): the naive paths of ``attention-playground bench``
+  grow as n² (a slope in [1.4, 2.5]), once judged in tests/lab/test_cli_bench.py.
 - **./test.sh**: minutes, from ``--test-minutes`` (time ``./test.sh`` yourself: ``/usr/bin/time -f %e ./test.sh``);
   without the flag, the figure already in docs/benchmarks.md's table is carried over with its own date and load.
   It is not measured here: the whole suite takes the machine for many minutes, and run_all is no part of ./test.sh.
@@ -57,6 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_cli_slopes import slope_rows  # noqa: E402
 from budget_rows import HEADER, Row, budgets, load_now, over, today  # noqa: E402
 from model_rows import MODEL_SECTIONS, carried_model_rows, model_rows  # noqa: E402
 
@@ -71,7 +74,7 @@ SELF_TEST_TARGET_S = 3.0
 TEST_TARGET_MIN = 10.0  # ./test.sh on a fresh clone of this machine kind, after set-up
 """./test.sh on the 2-core machine (ruff, mypy, lint-imports and the whole suite). CI allows a run 90 minutes."""
 SLACK = 0.25
-SECTIONS = ("edits", "launch", "bundle", "wheel", "self-test", "responsiveness", "test", *MODEL_SECTIONS)
+SECTIONS = ("edits", "launch", "bundle", "wheel", "self-test", "responsiveness", "slopes", "test", *MODEL_SECTIONS)
 
 
 # ---------------------------------------------------------------- measuring
@@ -319,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += self_test_rows(args.self_test_runs)
     if "responsiveness" not in args.skip:
         rows += responsiveness_rows(args.responsiveness_runs)
+    if "slopes" not in args.skip:
+        rows += slope_rows()
     if "test" not in args.skip:
         rows += test_rows(args.test_minutes, previous)
     if args.models:

@@ -1,6 +1,7 @@
 """The long-session benchmark cut down for CI (issue "Reliability campaign", item 5): thousands of mixed edits
 through the undo stack and full training runs in one window, then nothing may have piled up. The full figures
-(20,000 edits, 20 runs) come from ``benchmarks/bench_long_session.py``."""
+(20,000 edits, 20 runs) come from ``benchmarks/bench_long_session.py``, and so does the edit → repaint time after
+the session against a fresh window's (a time: judged there, with the load average, never in a test)."""
 
 from __future__ import annotations
 
@@ -33,15 +34,13 @@ def test_a_long_session_piles_nothing_up(qapp, tmp_path, monkeypatch) -> None:
     w = bench.open_window(tmp_path)
     try:
         fig = bench.long_session(w, edits=2000, runs=2, config=TrainConfig(**bench.SMALL_RUN), warm_edits=1200,
-                                 repaint_edits=30)
+                                 repaint_edits=0)
     finally:
         w.close()
     assert fig["edits"] == 2000 and fig["recorded_steps"] == 2 * 31  # each run really trained to its end
     assert fig["undo_limit"] == UNDO_LIMIT and fig["undo_steps_held"] <= UNDO_LIMIT  # history is bounded
     assert fig["qt_objects_end"] <= fig["qt_objects_start"], fig
     assert fig["rss_growth_mb"] < bench.TARGET_RSS_MB, fig
-    # same-time A/B against a fresh window; looser than the benchmark's 20 %: CI machines are shared and noisy
-    assert fig["repaint_ratio"] < 1.5, fig
 
 
 def test_the_undo_stack_keeps_at_most_its_limit(window) -> None:
