@@ -20,7 +20,8 @@ only the receivers' chosen input (q, k or v). Run the corrupted text with every 
 except the senders', which get their clean z (and, unless ``through_mlps``, every MLP's output frozen too: only the
 direct path through the residual stream is left); read the receivers' q/k/v there; run the corrupted text again
 with only those receiver inputs replaced and everything downstream recomputed; measure. The paper lets the MLPs in
-between recompute (``through_mlps=True``); the default keeps the direct path only, as the issue asks.
+between recompute (``through_mlps=True``); the default keeps the direct path only (nothing in between recomputed:
+the senders reach the receivers through the residual stream alone, not through an MLP).
 """
 
 from __future__ import annotations
