@@ -1,4 +1,4 @@
-"""The logit lens and direct logit attribution (issue 44, items 2 and 3) against transformers' eager models.
+"""The logit lens and direct logit attribution against transformers' eager models.
 
 Lens: every half-layer row equals ``lm_head(norm(h))`` of Hugging Face's own states (``output_hidden_states`` for
 the points between layers, a forward hook on the attention module, or on the post-attention norm where the family

@@ -33,7 +33,7 @@ model's own capped one, ``note`` says so).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,8 +41,9 @@ import torch
 from ..layers import Linear, Norm, cpu_threads
 from .targets import position_index, token_id
 
-if TYPE_CHECKING:
-    from ..model import PretrainedModel
+PretrainedModel = Any
+"""The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
+it back (no import cycle, not even a type-only one)."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,8 +28,9 @@ import torch
 from ..layers import cpu_threads
 from .targets import position_index, token_id
 
-if TYPE_CHECKING:
-    from ..model import PretrainedModel
+PretrainedModel = Any
+"""The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
+it back (no import cycle, not even a type-only one)."""
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,13 @@ characters they stand for, so a token copied from a label (``"␣Paris"``) is fo
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ..model import PretrainedModel
+PretrainedModel = Any
+"""The model type (``model.PretrainedModel``), by name only: model.py reaches this module (through ``lens`` and
+``attribution``), which does not import it back (no import cycle, not even a type-only one)."""
 
 _MARKS = {"␣": " ", "↵": "\n", "⇥": "\t"}
 
