@@ -44,7 +44,7 @@ from app.playground.model.session_file import SessionError, load_session, save_s
 from app.playground.qt.commands import UndoableEdits
 from app.playground.qt.pipeline import STEPS
 from app.playground.tab import PlaygroundTab
-from app.shell import presentation
+from app.shell import presentation, slot_guard
 from app.shell.help import HELP_TEXT
 from app.shell.hosts import HostAttributes, add_hosts
 from app.widgets import screen_fit
@@ -67,6 +67,7 @@ class MainWindow(HostAttributes, QMainWindow):
         shown), the Training panel's ``warm_up_torch`` and ``preview_untrained``, ``confirm_on_close``."""
         protect_singletons()  # idempotent; covers scripts that build their own QApplication (app/widgets/qt_compat.py)
         super().__init__()
+        slot_guard.install(self)  # an exception in a slot or an override: logged, shown here, never a crash
         self.settings = Settings(settings)
         use_for_dialogs(self.settings)  # every file dialog opens in the folder last chosen (app/widgets/settings.py)
         self.playground = PlaygroundModel(preset)

@@ -7,8 +7,13 @@ uncentred PCA plane (``attention_core.pca_2d``: a linear, orthogonal map, so the
 arrow is the shadow of the true vector). Values live in their own space (d_v): the same rule gives them their own
 plane, and the selected query's output row Σ wⱼ·vⱼ lands on Σ wⱼ·(shadow of vⱼ) because the weights sum to 1.
 
-Dragging edits a row of Q or K only where the picture is the numbers themselves: d_k ≤ 2 and Q, K edited directly
-(the "Q, K, V directly" mode). Otherwise ``drag_note`` says why it is off.
+The arrows are the vectors ① multiplies, as the Steps view computes it (one head over all of d_k), so every q·k in
+hover is ①'s score: with grouped K/V heads (fewer K/V heads than heads) K and V hold fewer columns than Q, and each
+key arrow is K as the Steps view reads it, each K/V head's columns repeated for the query heads of its group (what
+every query head of a group sees of its K/V head); with rotary on they are q and k after the rotation.
+
+Dragging edits a row of Q or K only where the picture is the numbers themselves: d_k ≤ 2, Q, K edited directly
+(the "Q, K, V directly" mode), no rotation and no grouped K/V heads. Otherwise ``drag_note`` says why it is off.
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ class VectorSpace(Evented):
         self.qk: Projection = pca_2d(np.zeros((1, 2)))
         self.values: Projection = self.qk
         self.queries = self.keys = self.value_tips = self.feet = np.zeros((0, 2))
+        self.q = self.k = self.v = np.zeros((0, 2))
+        """The vectors drawn (float64): Q (rotated when rotary is on), K and V as the Steps view reads them."""
         self.output_tip = np.zeros(2)
         self.plane_note = ""
         self.drag_note = ""
@@ -92,8 +99,9 @@ class VectorSpace(Evented):
 
     def pair(self, i: int, j: int) -> PairInfo:
         """Query ``i`` against key ``j``: q·k, |q|, |k|, the angle between them and the resulting weight."""
+        self.ensure_current()
         c = self.playground.computation
-        q, k = np.asarray(c.q[i], dtype=np.float64), np.asarray(c.k[j], dtype=np.float64)
+        q, k = self.q[i], self.k[j]
         qn, kn = float(np.linalg.norm(q)), float(np.linalg.norm(k))
         dot = float(c.steps.scores[i, j])
         angle = None
@@ -168,8 +176,12 @@ class VectorSpace(Evented):
         self._stale = False
         pg = self.playground
         c = pg.computation
-        q, k, v = (np.asarray(a, dtype=np.float64) for a in (c.q, c.k, c.v))
+        st = c.steps  # what ① multiplies: K and V read per query head (grouped), q and k rotated (rotary)
+        q, k, v = (np.asarray(a, dtype=np.float64) for a in (
+            st.q if st.q_rotated is None else st.q_rotated, st.k if st.k_rotated is None else st.k_rotated, st.v))
+        self.q, self.k, self.v = q, k, v
         lq, d_k = q.shape
+        heads, kv_heads, rotated = pg.num_heads, pg.kv_heads, st.q_rotated is not None
         self.selected = min(self.selected, lq - 1)
         self.qk = pca_2d(np.vstack([q, k]))
         self.queries, self.keys = self.qk.coords[:lq], self.qk.coords[lq:]
@@ -182,7 +194,8 @@ class VectorSpace(Evented):
         self.feet = self.qk.project(factor[:, None] * k)  # the selected query's projection onto each key's line
         if self.qk.exact:
             self.axis_labels = ("k0 (Q, K column 0)", "k1 (Q, K column 1)") if d_k == 2 else ("k0", "")
-            self.plane_note = f"d_k = {d_k}: the plane is exact, the arrows are the rows of Q and K."
+            self.plane_note = f"d_k = {d_k}: the plane is exact" + (
+                "." if rotated or kv_heads < heads else ", the arrows are the rows of Q and K.")
         else:
             r = self.qk.explained_ratio
             self.axis_labels = (f"PC1 ({r[0]:.0%})", f"PC2 ({r[1]:.0%})")
@@ -191,6 +204,15 @@ class VectorSpace(Evented):
                                "Lengths and angles are shadows: hover shows the true numbers.")
         self.value_axis_note = ("" if self.values.exact else
                                 f"values: own PCA plane (d_v = {v.shape[1]}, keeps {self.values.kept:.0%})")
+        if heads > 1:
+            self.plane_note += " Heads > 1: weights are the Steps view's (one head over all of d_k)."
+        if kv_heads < heads:
+            group, width = heads // kv_heads, int(np.asarray(c.k).shape[1]) // kv_heads
+            self.plane_note += (f" K/V heads {kv_heads} for {heads} heads: each key arrow is K as the Steps view "
+                                f"reads it, every K/V head's {width} column{'s' if width != 1 else ''} repeated for "
+                                f"the {group} query heads of its group ({d_k} columns, like q), so q·k is ①'s score.")
+        if rotated:
+            self.plane_note += " Rotary is on: the arrows are q and k after the rotation (what ① multiplies)."
         if pg.mode != "qkv":
             self.draggable = False
             self.drag_note = ("Dragging is off: here Q = X·W_Q and K = X·W_K are computed (projection mode). "
@@ -199,11 +221,14 @@ class VectorSpace(Evented):
             self.draggable = False
             self.drag_note = (f"Dragging is exact only in 2-D, so it is off for d_k = {d_k} (set d_k = 2 to drag); "
                               "edit the numbers in the inputs.")
+        elif rotated or kv_heads < heads:
+            self.draggable = False
+            self.drag_note = ("Dragging is off: " + ("the arrows are rotated q and k, not the rows of Q and K"
+                                                     if rotated else "a key arrow repeats K's columns per query head")
+                              + "; edit the numbers in the inputs.")
         else:
             self.draggable = True
             self.drag_note = "Drag an arrow head to edit that row of Q or K (one undo step per drag)."
-        if pg.num_heads > 1:
-            self.plane_note += " Heads > 1: weights are the Steps view's (one head over all of d_k)."
         if self.hovered is not None and self.hovered[1] >= (lq if self.hovered[0] == "q" else len(k)):
             self.hovered = None
         self._describe_hover()
@@ -222,7 +247,7 @@ class VectorSpace(Evented):
             return
         lines = [_pair_html(self.pair(idx, j), self.query_tokens, self.key_tokens, short=True, hidden=hidden)
                  for j in range(len(self.keys))]
-        qn = float(np.linalg.norm(self.playground.computation.q[idx]))
+        qn = float(np.linalg.norm(self.q[idx]))
         self.hover_html = (f"query <b>{esc(self.query_tokens[idx])}</b>: |q| = {qn:.3g}<br>" + "<br>".join(lines))
 
 

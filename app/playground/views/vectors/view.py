@@ -64,6 +64,7 @@ class VectorView(RedrawWhenShown, QWidget):
         self._drags = 0
         self._refused = False
         self._fit_pending = True
+        self._catching_up = False
         outer = QVBoxLayout(self)
         outer.setContentsMargins(2, 2, 2, 2)
         bar = QHBoxLayout()
@@ -108,8 +109,18 @@ class VectorView(RedrawWhenShown, QWidget):
 
     # ------------------------------------------------------------------ drawing
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
-        self.space.set_live(True)  # catches up (one geometry event) before RedrawWhenShown redraws
+        self._catching_up = True  # the catch-up's two events (geometry, hovered) mark the plot stale, no more:
+        try:  # RedrawWhenShown draws it once below (it drew twice, ~25 ms each, on every showing)
+            self.space.set_live(True)
+        finally:
+            self._catching_up = False
         super().showEvent(event)
+
+    def request_redraw(self, *_: object) -> None:
+        if self._catching_up:
+            self._stale = True
+        else:
+            super().request_redraw()
 
     def hideEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         if self.window().isVisible():  # behind another tab; a hidden or never-shown window stays live (scripts)
