@@ -127,13 +127,32 @@ def check_positions(positions: Any, length: int, name: str = "positions") -> Any
     return arr.astype(np.int64)
 
 
+def _whole_positions(positions: Any) -> Any:
+    """``rotate``'s positions as float64, refused (ValueError) unless whole numbers >= 0: a position is a token's
+    index. A negative, fractional or NaN one would turn q and k by an angle no token has (NaN: every number NaN),
+    and the scores would look valid."""
+    try:
+        arr = np.asarray(positions)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"rotate: positions are not a rectangular array of numbers ({exc})") from None
+    if arr.dtype == object or arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise ValueError(f"rotate: positions must be whole numbers >= 0, got dtype {arr.dtype}")
+    pos = arr.astype(np.float64)
+    bad = ~np.isfinite(pos) | (pos != np.round(pos)) | (pos < 0)
+    if np.any(bad):
+        raise ValueError(f"rotate: positions must be whole numbers >= 0 (a token's index), got "
+                         f"{pos[bad].ravel()[:5].tolist()}")
+    return pos
+
+
 def rotate(x: Any, positions: Any, *, base: float = ROTARY_BASE, dims: int | None = None) -> Any:
     """Rotary position embedding (RoFormer) in the rotate-half layout of Hugging Face's Llama/NeoX code.
 
     ``x`` (..., L, d): numpy array, nested lists or a torch tensor (a tensor comes back as a tensor of its dtype and
     device; anything else as numpy, float64 unless it was float32). ``positions`` (L,) or broadcastable to
-    ``x.shape[:-1]``: the position of each row. ``dims`` (even, <= d; default d): only the first ``dims`` columns
-    turn (partial rotary, as Pythia's / GPT-NeoX's ``rotary_pct``); the rest pass through unchanged.
+    ``x.shape[:-1]``: the position of each row, a whole number >= 0 (else ValueError). ``dims`` (even, <= d;
+    default d): only the first ``dims`` columns turn (partial rotary, as Pythia's / GPT-NeoX's ``rotary_pct``);
+    the rest pass through unchanged.
 
     With h = dims/2 and θ_c = base^(-2c/dims), pair c = (x[c], x[c+h]) at position p becomes
     (x[c]·cos pθ_c − x[c+h]·sin pθ_c, x[c+h]·cos pθ_c + x[c]·sin pθ_c). A rotation keeps lengths, and
@@ -150,7 +169,7 @@ def rotate(x: Any, positions: Any, *, base: float = ROTARY_BASE, dims: int | Non
     dims, base_f = _check_rotary(dims, shape[-1], base)
     if type(positions).__module__.startswith("torch") and hasattr(positions, "detach"):
         positions = positions.detach().cpu().numpy()
-    pos = np.asarray(positions, dtype=np.float64)
+    pos = _whole_positions(positions)
     try:
         if np.broadcast_shapes(pos.shape, shape[:-1]) != shape[:-1]:
             raise ValueError
