@@ -30,6 +30,7 @@ import argparse
 import csv
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -208,24 +209,50 @@ def _index(value: int | None, count: int, what: str, flag: str = "") -> int | No
     return value
 
 
+def _deliver(write: Callable[[], None], summary: dict[str, Any]) -> None:
+    """``write()`` the output, then print ``summary`` as the last stdout line. The writing is a ``deferred`` region
+    (Qt draws; a file is whole or absent), so a stop that came during it is acted on once the file is whole: the
+    line saying what the file holds is printed first, then the stop ends the command (130 / 143). A writer may call
+    ``stopping.check()`` between rows: the atomic writer then removes its temporary file and no line is printed."""
+    written = False
+    try:
+        with stopping.deferred():
+            write()
+            written = True
+    finally:
+        if written:
+            print(json.dumps(summary))
+            sys.stdout.flush()
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     from attention_core.fileio import atomic_write
 
-    with stopping.deferred():
-        atomic_write(path, lambda fh: json.dump(data, fh), text=True)
+    atomic_write(path, lambda fh: json.dump(data, fh), text=True)
 
 
 def _trace_json(trace: Any, layer: int | None, head: int | None) -> dict[str, Any]:
+    """The JSON of ``inspect --out FILE.json``: every map asked for. A long trace (more than ``LONG_TRACE_TOKENS``
+    tokens) keeps no full maps (24 layers × 14 heads at 4,096 tokens: 22 GB): without ``--layer`` and ``--head``
+    its ``overview`` is written instead (each head's map block-pooled, max and mean), ``attentions`` is null."""
     import numpy as np
 
+    top = [[[tok, int(i), round(p, 6)] for tok, i, p in row] for row in trace.top_next(5)]
+    data = {**trace.summary(), "layer": layer, "head": head, "top_next": top}
     if layer is not None and head is not None:
         att = trace.head_map(layer, head)  # exact on a long trace too (computed for that head)
-    else:  # a long trace refuses (LongTraceError, a ValueError: exit 2 naming what to ask for)
+    elif trace.is_long:
+        ov, chosen = trace.overview, slice(None) if layer is None else layer
+        data["overview"] = {"block": ov.block, "note": f"each head's map in blocks of {ov.block} x {ov.block} "
+                                                       "positions (the last block of a side may be shorter): the "
+                                                       "block's largest weight (max) and its mean; --layer L "
+                                                       "--head H writes one head's exact map",
+                            "max": np.round(ov.max[chosen].astype(np.float64), 7).tolist(),
+                            "mean": np.round(ov.mean[chosen].astype(np.float64), 7).tolist()}
+        return {**data, "attentions": None}
+    else:
         att = trace.attentions if layer is None else trace.attentions[layer]
-    top = [[[tok, int(i), round(p, 6)] for tok, i, p in row] for row in trace.top_next(5)]
-    return {**trace.summary(), "layer": layer,
-            "head": head, "top_next": top,
-            "attentions": np.round(att.astype(np.float64), 7).tolist()}
+    return {**data, "attentions": np.round(att.astype(np.float64), 7).tolist()}
 
 
 def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> int:
@@ -235,7 +262,7 @@ def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> i
     heads = range(trace.info.heads) if head is None else [head]
     rows = 0
 
-    def write(fh: Any) -> None:
+    def write(fh: Any) -> None:  # a stop is acted on between two query rows (the temporary file removed)
         nonlocal rows
         fh.write(f"# Attention Playground: attention weights of {trace.name}, one row per attended pair\n")
         fh.write(f"# layers: {', '.join(map(str, layers))}; heads: {', '.join(map(str, heads))} (numbered from 0)\n")
@@ -247,28 +274,28 @@ def _write_csv(path: Path, trace: Any, layer: int | None, head: int | None) -> i
             for h in heads:
                 att = trace.head_map(li, h)
                 for q in range(len(trace)):
+                    stopping.check()
                     for k in range(len(trace)):
                         if mask is None or mask[q, k]:
                             w.writerow([li, h, q, k, trace.tokens[q], trace.tokens[k], f"{att[q, k]:.7g}"])
                             rows += 1
 
-    with stopping.deferred():
-        atomic_write(path, write, text=True)
+    atomic_write(path, write, text=True)
     return rows
 
 
 def _figure(trace: Any, path: Path, layer: int | None, head: int | None) -> None:
+    """Called inside ``_deliver``'s deferred region: importing Qt runs Python inside Qt's start-up, and Qt draws
+    the file, so a stop waits for it (``app.common.stopping``)."""
     try:
-        with stopping.deferred():  # importing Qt runs Python inside Qt's start-up: a stop waits (app.common.stopping)
-            from app.model_tab.qt.figure import write_inspect_figure
+        from app.model_tab.qt.figure import write_inspect_figure
     except ImportError as exc:
         raise _Refusal(f"image output is unavailable ({exc}); write .json or .csv instead") from None
     where = "" if layer is None else f" · layer {layer}" + ("" if head is None else f" · head {head}")
-    with stopping.deferred():  # Qt draws it: a stop waits for the file (whole or none)
-        write_inspect_figure(trace, path, layer=layer, head=head, title=f"{trace.name}{where}")
+    write_inspect_figure(trace, path, layer=layer, head=head, title=f"{trace.name}{where}")
 
 
-def _run_trace(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+def _run_trace(model: Any, args: argparse.Namespace) -> None:
     _text(model, args)
     trace = model.trace(args.text, truncate=args.truncate)
     layer = _index(args.layer, trace.info.layers, "layer")
@@ -278,16 +305,21 @@ def _run_trace(model: Any, args: argparse.Namespace) -> dict[str, Any]:
     summary: dict[str, Any] = {"out": str(out), "model": trace.name, "family": trace.info.family,
                                "tokens": len(trace), "layers": trace.info.layers, "heads": trace.info.heads,
                                "layer": args.layer, "head": args.head, "note": trace.note}
-    if suffix == ".json":
-        _write_json(out, _trace_json(trace, layer, head))
-    elif suffix == ".csv":
-        summary["rows"] = _write_csv(out, trace, layer, head)
-    else:
-        _figure(trace, out, layer, head)
-    return summary
+    if trace.is_long:
+        summary["long"] = trace.summary()["long"]
+
+    def write() -> None:
+        if suffix == ".json":
+            _write_json(out, _trace_json(trace, layer, head))
+        elif suffix == ".csv":
+            summary["rows"] = _write_csv(out, trace, layer, head)
+        else:
+            _figure(trace, out, layer, head)
+
+    _deliver(write, summary)
 
 
-def _run_detect(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+def _run_detect(model: Any, args: argparse.Namespace) -> None:
     from attention_core.phenomena import head_scores
 
     _check_seq_len(model, args)
@@ -299,9 +331,9 @@ def _run_detect(model: Any, args: argparse.Namespace) -> dict[str, Any]:
             "batch": args.batch, "threshold": scores.threshold, "scores": scores.scores.round(6).tolist(),
             "ids": scores.ids.tolist(), "heads_above": above,
             "best": {"layer": best[0], "head": best[1], "score": round(float(scores.scores[best]), 6)}}
-    _write_json(Path(args.out), data)
-    return {"out": args.out, "model": model.name, "kind": scores.kind, "seq_len": scores.seq_len,
-            "best": data["best"], "heads_above": [[a["layer"], a["head"]] for a in above]}
+    _deliver(lambda: _write_json(Path(args.out), data),
+             {"out": args.out, "model": model.name, "kind": scores.kind, "seq_len": scores.seq_len,
+              "best": data["best"], "heads_above": [[a["layer"], a["head"]] for a in above]})
 
 
 def _run_ablate(model: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -334,12 +366,11 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         args.batch = 4 if args.batch is None else args.batch
         model = _load(args)
         if args.detect is not None:
-            summary = _run_detect(model, args)
+            _run_detect(model, args)  # each prints its summary once its file is written (``_deliver``)
         elif args.ablate is not None:
-            summary = _run_ablate(model, args)
+            print(json.dumps(_run_ablate(model, args)))
         else:
-            summary = _run_trace(model, args)
+            _run_trace(model, args)
     except (_Refusal, ValueError, OSError) as exc:  # PretrainedError is a ValueError
         return _fail(str(exc))
-    print(json.dumps(summary))
     return 0

@@ -138,12 +138,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(str(Path(args.out).resolve()))
         return 0
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # rendering a file never needs a screen
-    with stopping.deferred():
-        if view == "tiles":
-            _write_tiles(args.out, result, shown, preset, context)
-        else:
-            _write(args, view, steps, preset, context)
-    print(str(Path(args.out).resolve()))
+    written = False
+    try:
+        with stopping.deferred():
+            if view == "tiles":
+                _write_tiles(args.out, result, shown, preset, context)
+            else:
+                _write(args, view, steps, preset, context)
+            written = True
+    finally:  # a stop during the drawing waits for the file: it is whole, so its path is printed before the 130
+        if written:
+            print(str(Path(args.out).resolve()))
+            sys.stdout.flush()
     return 0
 
 

@@ -24,9 +24,12 @@ def write_inspect_figure(trace: Trace, path: str | Path, *, layer: int | None = 
 
     labels = position_labels(trace)
     if layer is not None and head is not None:
+        # a long trace's blocked cells are not hatched: hatching paints each cell (8.4 million at 4,095 tokens, more
+        # than 100 s; below a pixel each); they show as their weight, 0, as in the Model tab's window on a long map
+        blocked = head_blocked(trace, layer) if not trace.is_long else None
         return export_heatmap(path, trace.head_map(layer, head), labels, labels,
                               title or f"{trace.name}: layer {layer} head {head}", kind="weights",
-                              blocked=head_blocked(trace, layer), context=trace_text(trace))
+                              blocked=blocked, context=trace_text(trace))
     from app.widgets.grid.mosaic import MosaicGrid
     from app.widgets.rendering import ensure_application, write_titled_figure
 
