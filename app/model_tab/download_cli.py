@@ -4,7 +4,8 @@
 Only the safetensors weights, config.json and the tokenizer files are fetched. Progress goes to stderr
 (``app.common.progress``); the last stdout line is JSON: ``repo``, ``revision``, ``commit``, ``path`` (the snapshot
 folder to open), ``bytes`` (the model's files) and ``fetched`` (what this run transferred). A refusal (no network,
-a gated licence, no safetensors, an unsupported family, too little disk, a truncated file) exits 2 with the reason.
+a gated licence, no safetensors, no tokenizer.json, an unsupported family, too little disk, a truncated file) exits 2
+with the reason.
 Ctrl+C stops at once (exit 130); what arrived stays, and the same command fetches only the rest. The endpoint is
 ``$HF_ENDPOINT`` (default https://huggingface.co), the cache ``$HF_HUB_CACHE`` / ``$HF_HOME/hub``.
 """
@@ -29,7 +30,8 @@ def add_download_parser(sub: Any) -> None:
 def cmd_download(args: Any) -> int:
     from app.common.progress import Progress
     from attention_core.pretrained.download import DownloadResult, iter_download, plan_download
-    from attention_core.pretrained.download.hub import DownloadRefused, size_text
+    from attention_core.pretrained.download.hub import DownloadRefused
+    from attention_core.pretrained.memory import size_text
 
     progress: Progress | None = None
     try:

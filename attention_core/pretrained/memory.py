@@ -36,9 +36,15 @@ def available_memory(meminfo: str | Path = "/proc/meminfo") -> tuple[int, str]:
     return 1 << 62, "unknown (no /proc/meminfo nor sysconf)"
 
 
-def gib(n: float) -> str:
-    """A byte count for a message: '1.23 GiB' or '45.6 MiB'."""
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+def size_text(n: float) -> str:
+    """A byte count for a message, in the unit that fits, as the hub writes sizes: "5.24 MB", "1.5 GB", "548 MB",
+    "812 B" (decimal units, three significant figures). The one formatter of sizes in the library's messages: a
+    fixed unit printed a 5 MB array as "0.0 GiB"."""
+    n = float(n)
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}" if abs(n) < 100 * scale else f"{n / scale:,.0f} {unit}"
+    return f"{int(n)} B"
 
 
 def check_fits(where: Path, weight_bytes: int, parameters: int, dtype_name: str, limit: int | None) -> None:
@@ -53,5 +59,5 @@ def check_fits(where: Path, weight_bytes: int, parameters: int, dtype_name: str,
     if need > limit:
         hint = " (try dtype='bfloat16', half the size)" if dtype_name == "float32" else ""
         raise PretrainedError(
-            f"{where}: the model needs about {gib(need)} ({parameters:,} parameters in {dtype_name} plus working "
-            f"memory) but only {gib(limit)} is available ({source}); nothing was loaded{hint}")
+            f"{where}: the model needs about {size_text(need)} ({parameters:,} parameters in {dtype_name} plus working "
+            f"memory) but only {size_text(limit)} is available ({source}); nothing was loaded{hint}")

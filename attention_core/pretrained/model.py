@@ -387,7 +387,9 @@ def load_pretrained(path: str | Path, *, device: str = "cpu", dtype: Any = None,
     check_fits(where, nbytes, params, str(torch_dtype).replace("torch.", ""), memory_limit)
     tokenizer = HFTokenizer(tok_path)
     weights = families.build(spec, lambda key: ws.tensor(found[key], torch_dtype, dev), have_head)
-    name = spec.name_or_path or p.resolve().name
+    from .download.hub import hub_repo_id
+
+    name = hub_repo_id(p.absolute()) or spec.name_or_path or p.resolve().name  # not a hub snapshot's commit hash
     return PretrainedModel(name, spec, weights, tokenizer, p, threads)
 
 

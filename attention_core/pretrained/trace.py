@@ -46,9 +46,11 @@ class NotKept:
         self.ndim = len(shape)
 
     def message(self) -> str:
+        from .memory import size_text
+
         size = int(np.prod(self.shape, dtype=np.int64)) * 4
         return (f"this trace is {self.tokens:,} tokens long: "
-                f"its {self.what} {self.shape} ({size / 2**30:.1f} GiB) are not kept; use {self.instead}")
+                f"its {self.what} {self.shape} ({size_text(size)}) are not kept; use {self.instead}")
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise LongTraceError(self.message())
@@ -190,7 +192,6 @@ class Trace:
     pooled: Overview | None = field(default=None, repr=False)  # a long trace's overview, recorded as it ran
     top_kept: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     """A long trace's (ids (T, TOP_KEPT), log-probabilities (T, TOP_KEPT) float32), best first, for ``top_next``."""
-
     o_weight: Callable[[int], np.ndarray] | None = field(default=None, repr=False, compare=False)
     """layer → W_O (heads, d_head, d_model): the model's output projection, read when ``value_norms`` needs it."""
 

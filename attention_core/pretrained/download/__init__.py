@@ -1,8 +1,9 @@
 """Fetch a model from the Hugging Face hub into the standard cache, so the Model tab and every other tool find it.
 
 ``plan_download(repo_id, revision=None) -> DownloadPlan`` asks the hub what the repository holds and refuses before
-any weight moves: offline mode, no network, a gated licence, no ``.safetensors`` weights, a ``model_type`` this
-library cannot open (``config.json`` is read first; the supported families are read at call time). Then
+any weight moves: offline mode, no network, a gated licence, no ``.safetensors`` weights, no ``tokenizer.json`` (the
+model could not be opened without it), a ``model_type`` this library cannot open (``config.json`` is read first;
+the supported families are read at call time). Then
 ``iter_download(plan)`` yields ``DownloadProgress`` as bytes arrive and a ``DownloadResult`` last; ``download(...)``
 does both. Only the safetensors weights, ``config.json`` and the tokenizer files are fetched.
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..memory import size_text
 from .hub import (
     DISK_MARGIN,
     DownloadRefused,
@@ -39,7 +41,6 @@ from .hub import (
     offline_now,
     refusal,
     sha256_of,
-    size_text,
 )
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
@@ -119,6 +120,14 @@ def check_family(cfg: dict[str, Any], where: str) -> str:
                                          f"{', '.join(sorted(families))}); nothing was downloaded")
 
 
+def disk_refusal(repo_id: str, need: int, free: int, where: Path) -> str:
+    """Why there is not room: the bytes still to fetch, the margin kept free beside them (``DISK_MARGIN``: said,
+    else "needs 13.1 MB, 41.9 MB is free" reads as a wrong sum), what is free. The CLI and the window say this."""
+    return (f"not enough free disk space for {repo_id}: it needs {size_text(need)} more in {where}, plus "
+            f"{size_text(DISK_MARGIN)} kept free beside it (the cache's small files, the file system's own needs): "
+            f"{size_text(need + DISK_MARGIN)} in all, and {size_text(free)} is free")
+
+
 def plan_download(repo_id: str, revision: str | None = None, *, endpoint: str | None = None,
                   cache_dir: Path | None = None, token: str | None = None) -> DownloadPlan:
     """Ask the hub what ``repo_id`` at ``revision`` (default main) holds and read its config.json; refused (see the
@@ -150,6 +159,12 @@ def plan_download(repo_id: str, revision: str | None = None, *, endpoint: str | 
                                                 "safetensors only, never pickled files; nothing was downloaded")
     if "config.json" not in siblings:
         raise DownloadRefused("unsupported", f"{repo_id} has no config.json: not a transformers model; nothing was "
+                                             "downloaded")
+    if "tokenizer.json" not in siblings:  # the loader reads text through tokenizer.json only: refused before a byte
+        others = sorted(n for n in siblings if n in TOKENIZER_FILES and n != "generation_config.json")
+        has = f" (it has {', '.join(others)}, which this app does not read)" if others else ""
+        raise DownloadRefused("unsupported", f"{repo_id} has no tokenizer.json{has}: the app could not turn text "
+                                             "into its tokens, so the model could not be opened; nothing was "
                                              "downloaded")
     try:
         r = get_session().get(hf_hub_url(repo_id, "config.json", revision=commit, endpoint=ep),
@@ -238,8 +253,7 @@ def iter_download(plan: DownloadPlan) -> Iterator[DownloadProgress | DownloadRes
     need = sum(max((m[0].size or 0) - have[m[0].name], 0) for m in metas)
     free = free_bytes(plan.cache_dir)
     if need and free < need + DISK_MARGIN:
-        raise DownloadRefused("disk", f"not enough free disk space for {repo_id}: it needs {size_text(need)} more "
-                                      f"in {plan.cache_dir}, {size_text(free)} is free")
+        raise DownloadRefused("disk", disk_refusal(repo_id, need, free, plan.cache_dir))
     tally = _Tally(sum(min(have[m[0].name], m[0].size or 0) for m in metas), total)
     yield DownloadProgress("", 0, 0, tally.done, tally.total, 0)
     blobs.mkdir(parents=True, exist_ok=True)

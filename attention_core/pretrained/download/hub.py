@@ -44,6 +44,15 @@ def hub_cache_dir(env: dict[str, str] | None = None) -> Path:
     return Path.home() / ".cache" / "huggingface" / "hub"
 
 
+def hub_repo_id(folder: Path) -> str | None:
+    """"ORG/NAME" when ``folder`` is a snapshot of the hub's cache (``models--ORG--NAME/snapshots/COMMIT``), else
+    None: a model opened from there is named by its repository, not by the commit hash its folder is called."""
+    p = Path(folder)
+    if p.parent.name != "snapshots" or not p.parent.parent.name.startswith("models--"):
+        return None
+    return p.parent.parent.name[len("models--"):].replace("--", "/") or None
+
+
 def check_repo_id(repo_id: str) -> str:
     text = str(repo_id).strip()
     if not _REPO_ID.match(text) or ".." in text or text.endswith((".", "-")):
@@ -58,14 +67,6 @@ def free_bytes(path: Path) -> int:
     while not p.exists() and p != p.parent:
         p = p.parent
     return shutil.disk_usage(p).free
-
-
-def size_text(n: float) -> str:
-    """Decimal units, as the hub writes sizes (548 MB, 1.5 GB)."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}" if n < 100 * scale else f"{n / scale:.0f} {unit}"
-    return f"{int(n)} B"
 
 
 def offline_now() -> bool:
