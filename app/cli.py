@@ -10,6 +10,7 @@ terminal; a log file or a pipe gets a plain line every ~10 % of the run instead 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from importlib import import_module
 from typing import Any, NoReturn
@@ -41,6 +42,9 @@ class ReasonFirstParser(argparse.ArgumentParser):
     commands: dict[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
+        unknown = re.match(r"argument command: invalid choice: '?(.*?)'? \(choose from", message)
+        if unknown:  # argparse's own words ("argument command: invalid choice") name its internals, not the fix
+            self.exit(2, f"{self.prog}: error: {unknown_command(unknown.group(1))}\n")
         self.exit(2, f"{self.prog}: error: {message}\n{self.format_usage()}")
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
@@ -51,6 +55,18 @@ class ReasonFirstParser(argparse.ArgumentParser):
             owner = self.commands.get(getattr(parsed, "command", None) or "", self)
             owner.error(f"unrecognized arguments: {' '.join(extra)}")
         return parsed
+
+
+def unknown_command(name: str) -> str:
+    """The refusal of a command that does not exist: the commands there are, and the closest one when it looks
+    like a typo ("unknown command 'inpsect' (did you mean inspect?)")."""
+    from difflib import get_close_matches
+
+    names = ["gui", *COMMANDS]
+    close = get_close_matches(name, names, n=1, cutoff=0.7)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (f"unknown command {name!r}{hint}; the commands are {', '.join(names)} (with none, the window opens; "
+            "attention-playground COMMAND --help describes one)")
 
 
 def _build_parser() -> ReasonFirstParser:

@@ -114,7 +114,7 @@ def test_other_options_name_themselves(tmp_path):
         (["bench", "--dtype", "float16", "--out", "b.csv"],
          "attention-playground bench: --dtype float16: nothing chosen can run it"),
         (["train", "--seed", "abc", "--out", "r"], "attention-playground train: error: argument --seed: invalid int"),
-        (["--version", "extra"], "attention-playground: error: argument command: invalid choice: 'extra'"),
+        (["--version", "extra"], "attention-playground: error: unknown command 'extra'; the commands are gui, train"),
         (["--version", "train", "--out", "r"], "attention-playground: error: --version takes no other arguments"),
     ]
     out = run_many([argv for argv, _ in cases], tmp_path)

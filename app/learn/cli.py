@@ -1,8 +1,8 @@
 """``attention-playground lessons``: Learn mode's lessons from the command line.
 
 - ``lessons --list``: one line per bundled lesson: id, title, steps (tab-separated).
-- ``lessons --check FILE…``: exit 0 when every file is valid, else 1 with one ``FILE:LINE: reason`` per problem
-  (the schema, then a dry run of every step on a fresh playground).
+- ``lessons --check FILE…``: exit 0 when every file is valid, else 1 with one ``FILE:LINE: reason`` per problem on
+  stderr (the schema, then a dry run of every step on a fresh playground).
 - ``lessons --run ID_OR_FILE --answers right|wrong``: drive the lesson in an offscreen window (its Learn panel,
   its undo stack), perform every do step ("show me"), answer every predict step rightly or wrongly, print one
   JSON line per step ``{"step", "kind", "answer", "expected", "correct", "feedback"}``; exit 0 when every step
@@ -54,8 +54,8 @@ def cmd_lessons(args: argparse.Namespace) -> int:
         return 0
     if args.check:
         problems = [line for f in args.check for line in check_file(f)]
-        for line in problems:
-            print(line)
+        for line in problems:  # stderr, as every other refusal: stdout stays empty for a script that reads it
+            print(line, file=sys.stderr)
         return 1 if problems else 0
     try:
         lesson = find_lesson(args.run)

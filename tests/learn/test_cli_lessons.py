@@ -18,8 +18,8 @@ from app.learn.cli import KEYS, run_lesson
 LESSONS = sorted((Path(__file__).resolve().parents[2] / "resources" / "lessons").glob("*.json"))
 
 
-def _lines(capsys):
-    return [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+def _lines(capsys, stream="out"):
+    return [line for line in getattr(capsys.readouterr(), stream).splitlines() if line.strip()]
 
 
 def test_list_names_every_bundled_lesson(capsys):
@@ -40,7 +40,9 @@ def test_check_accepts_the_bundled_files_and_refuses_bad_ones(capsys, tmp_path):
     worse = tmp_path / "worse.json"
     worse.write_text('{"id": "x",\n "title": }')
     assert main(["lessons", "--check", str(LESSONS[0]), str(bad), str(worse)]) == 1
-    lines = _lines(capsys)
+    out, err = capsys.readouterr()
+    assert out == ""  # the problems are refusals: stderr (issue 43)
+    lines = [line for line in err.splitlines() if line.strip()]
     stare = next(i for i, s in enumerate(bad.read_text().splitlines(), 1) if '"stare"' in s)
     assert lines[0] == f"{bad}:{stare}: step 2: kind must be one of look, do, predict (got 'stare')"
     assert lines[1].startswith(f"{worse}:2: not valid JSON")
@@ -115,4 +117,5 @@ def test_entry_point_checks_a_file(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "app", "lessons", "--check", str(bad)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 1, proc.stderr
-    assert proc.stdout.splitlines() == [f"{bad}:5: a lesson has 5 to 15 steps (this one has 0)"]
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"{bad}:5: a lesson has 5 to 15 steps (this one has 0)"]
