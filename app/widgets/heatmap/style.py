@@ -129,8 +129,18 @@ def show_range_note(colorbar: Any, note: str, dark: bool) -> None:
     axis._range_note = (note, dark)
     if not getattr(axis, "_fits_note", False):  # a shorter bar (a smaller map) fits the note again
         axis._fits_note = True
-        axis.geometryChanged.connect(lambda a=axis: _fit_range_note(a))
+        axis.geometryChanged.connect(lambda a=axis: _refit_range_note(a))
     _fit_range_note(axis)
+
+
+def _refit_range_note(axis: Any) -> None:
+    """The colour bar's new height: fit the note again. In a teardown (PySide's exit hook deletes what is left in
+    no fixed order) the C++ axis can still report a geometry while its Python side or its title label is gone
+    ("Internal C++ object (AxisItem) already deleted" was printed at exit): nothing is left to fit then."""
+    import shiboken6
+
+    if shiboken6.isValid(axis) and shiboken6.isValid(axis.label):
+        _fit_range_note(axis)
 
 
 NOTE_POINTS = (8.0, 7.0, 6.0)
