@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import Runner, ThreadRunner
+from app.model_tab.model.cause import CauseAnalysis
 from app.model_tab.model.detect import HeadsAnalysis
 from app.model_tab.model.playground_head import PlaygroundHead, playground_head
 from app.model_tab.model.sources import ModelSource, discover
@@ -99,6 +100,7 @@ class InspectSession(Evented):
         self._handles: list[Any] = []
         self._top: tuple[Any, int, list[list[tuple[str, int, float]]]] | None = None
         self.heads = HeadsAnalysis(self)  # the Detect view: detectors, ablation scan, heads switched off
+        self.cause = CauseAnalysis(self)  # the Cause view: lens, attribution, patching, knockout
 
     # ================================================================== reading
     @property
@@ -259,6 +261,7 @@ class InspectSession(Evented):
         """Drop every pending result and wait for the worker threads (the window closes)."""
         self._job += 1
         self.heads.shutdown(timeout_s)
+        self.cause.shutdown(timeout_s)
         for handle in self._handles:
             handle.wait(timeout_s)
         self._handles.clear()
