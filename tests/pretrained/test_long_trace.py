@@ -24,7 +24,12 @@ T = 4096
 @pytest.fixture(scope="module")
 def gemma_long(tmp_path_factory) -> Path:
     import transformers as tr
-    from tests.pretrained.conftest import VOCAB, _redraw, train_tokenizer  # by its path: "conftest" may be another folder's
+
+    from tests.pretrained.conftest import (  # by its path: "conftest" may be another folder's
+        VOCAB,
+        _redraw,
+        train_tokenizer,
+    )
 
     cfg = tr.Gemma2Config(head_dim=8, query_pre_attn_scalar=12, sliding_window=300, attn_logit_softcapping=3.0,
                           final_logit_softcapping=4.0, num_hidden_layers=2, num_attention_heads=4,
