@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.model_tab.model.session import InspectSession
 from app.model_tab.model.views import next_token_html
+from app.model_tab.qt.cause_view import CauseView
 from app.model_tab.qt.detect_view import DetectView
 from app.model_tab.qt.generate_view import GenerateView
 from app.model_tab.qt.sources import SourcesPanel
@@ -71,6 +72,8 @@ class ModelTab(QSplitter):
         self.views.addTab(self.detect, "Detect")
         self.generate = GenerateView(session, open_heads=lambda: self.views.setCurrentWidget(self.grid))
         self.views.addTab(self.generate, "Generate")  # the model writes token by token over its KV cache
+        self.cause = CauseView(session, open_head=lambda: self.open_head() if self.open_head else None)
+        self.views.addTab(self.cause, "Cause")  # lens, attribution, patching, knockout
         self.grid.headClicked.connect(lambda _l, _h: self.views.setCurrentWidget(self.head_map))
         v.addWidget(self.views, 1)
         bottom = QHBoxLayout()
