@@ -1,9 +1,10 @@
 """``attention-playground inspect``: a real model's attention from the command line (``attention_core.pretrained``).
 
 - ``inspect --model DIR --text TEXT [--layer L] [--head H] [--dtype float32|bfloat16] [--truncate] --out FILE``:
-  FILE.json (ids, tokens, info, the top next tokens, ``attentions`` [layers][heads][T][T], or [heads][T][T] with
-  ``--layer``, or [T][T] with both), FILE.csv (one row per attended pair: ``layer,head,query_pos,key_pos,query_token,
-  key_token,weight``; pairs the mask blocks are left out, so a causal model has key_pos <= query_pos), FILE.png,
+  FILE.json (ids, tokens, info, ``prediction``, ``top_next`` (an encoder's: ``top_at_position``, the tokens at each
+  position), ``attentions`` [layers][heads][T][T], [heads][T][T] with ``--layer``, or [T][T] with both; a text
+  over 1,024 tokens: ``overview`` instead), FILE.csv (one row per attended pair: ``layer,head,query_pos,key_pos,
+  query_token,key_token,weight``; pairs the mask blocks are left out: a causal model's key_pos <= query_pos), FILE.png,
   FILE.svg or FILE.pdf (``app.model_tab.qt.figure.write_inspect_figure``, drawn offscreen with Qt; where it cannot be
   imported, exit 2 saying image output is unavailable).
 - ``inspect --model DIR --detect KIND [--seq-len N] [--seed S] --out FILE.json``: the head detector (previous-token,
@@ -130,6 +131,28 @@ def _check_model_path(value: str) -> None:
         raise _Refusal(f"--model {value}: no config.json in the folder (a Hugging Face model folder holds "
                        "config.json, model.safetensors and tokenizer.json; a run `train --out` wrote, config.json "
                        "and model.safetensors)")
+    if p.is_dir() and (p / "config.json").is_file():
+        check_model_config(p / "config.json", "--model")
+
+
+def check_model_config(path: Path, flag: str) -> None:
+    """A Hugging Face config.json read as the loader reads it (JSON, a family this library opens, its sizes) without
+    torch: refused before torch's import (1-2 s). One ``train --out`` wrote (``model_config``) the loader checks."""
+    from attention_core.pretrained.config import parse_config  # torch-free (the package imports lazily)
+    from attention_core.pretrained.errors import PretrainedError
+
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _Refusal(f"{flag} {path}: {'not valid JSON' if isinstance(exc, ValueError) else 'cannot be read'} "
+                       f"({exc})") from None
+    if not isinstance(cfg, dict):
+        raise _Refusal(f"{flag} {path}: expected a JSON object")
+    try:
+        if "model_type" in cfg or "model_config" not in cfg:  # not a run `train --out` wrote
+            parse_config(cfg, path)
+    except PretrainedError as exc:
+        raise _Refusal(f"{flag} {exc}") from None
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -238,7 +261,8 @@ def _trace_json(trace: Any, layer: int | None, head: int | None) -> dict[str, An
     import numpy as np
 
     top = [[[tok, int(i), round(p, 6)] for tok, i, p in row] for row in trace.top_next(5)]
-    data = {**trace.summary(), "layer": layer, "head": head, "top_next": top}
+    name = "top_next" if trace.prediction == "next" else "top_at_position"  # an encoder's: the token at t (MLM)
+    data = {**trace.summary(), "layer": layer, "head": head, name: top}
     if layer is not None and head is not None:
         att = trace.head_map(layer, head)  # exact on a long trace too (computed for that head)
     elif trace.is_long:

@@ -2,7 +2,8 @@
 abort (exit 134) with a message about a library (``xcb-cursor0``) that the bundle ships and that is not the cause.
 
 ``display_problem()`` returns "" when the window can open, else one line for the user that fits how the app was
-started (from source there is ``./run.sh`` with its virtual screen; the bundle has no such script). Linux only;
+started (a source checkout has ``./run.sh`` with its virtual screen; an installed copy and the bundle have no such
+script: ``source_checkout``). Linux only;
 elsewhere the platform's own window system is always there. Qt-free.
 """
 
@@ -47,10 +48,20 @@ def _xcb_connects(display: str) -> bool | None:
         lib.xcb_disconnect(conn)
 
 
+def source_checkout() -> Path | None:
+    """The source checkout the app runs from (the folder holding ``run.sh`` beside ``app/``), else None: an
+    installed copy (pip, pipx, uv: ``app`` in site-packages) or the bundle has no ``run.sh`` to suggest."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "run.sh").is_file() and (root / "app" / "shell").is_dir() else None
+
+
 def _how_to_start_headless() -> str:
     if _frozen():
         return ("run it on a desktop; without one the commands still work (attention-playground --help), and "
                 "attention-playground --self-test DIR renders the window to files")
+    if source_checkout() is None:
+        return ("run it on a desktop, or set QT_QPA_PLATFORM=offscreen (no window shown); the commands work "
+                "without one (attention-playground --help)")
     return "run it on a desktop, start it with ./run.sh (a virtual screen), or set QT_QPA_PLATFORM=offscreen"
 
 

@@ -36,6 +36,26 @@ def hide_offscreen_notices() -> None:
     _filtering = True
 
 
+def prefer_utf8_locale() -> None:
+    """Switch a process whose locale is not UTF-8 (``LC_ALL=C``, ``LANG=C`` with Python's coercion off) to C.UTF-8
+    before Qt starts. Qt depends on a UTF-8 locale: it makes the same switch itself, but prints four lines of
+    warning ("Detected locale "C" with character encoding "ANSI_X3.4-1968" …") on every start. Linux only (macOS
+    and Windows have no such check); a UTF-8 locale is left as it is."""
+    import locale
+    import os
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        locale.setlocale(locale.LC_CTYPE, "")
+        if locale.nl_langinfo(locale.CODESET).replace("-", "").upper() == "UTF8":
+            return
+        os.environ["LC_ALL" if os.environ.get("LC_ALL") else "LC_CTYPE"] = "C.UTF-8"
+        locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+    except (locale.Error, ValueError, AttributeError):
+        return  # no C.UTF-8 here: Qt says what it does
+
+
 def make_application() -> object:
     """The QApplication with the names QSettings and platformdirs use."""
     from PySide6.QtGui import QGuiApplication
@@ -44,6 +64,8 @@ def make_application() -> object:
     from app.widgets.qt_compat import protect_singletons
 
     protect_singletons()
+    if QApplication.instance() is None:
+        prefer_utf8_locale()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName("AttentionPlayground")
     app.setApplicationName("Attention Playground")

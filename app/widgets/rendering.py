@@ -39,6 +39,9 @@ def ensure_application() -> Any:
         if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith(
                 "linux"):
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from app.widgets.application import prefer_utf8_locale
+
+        prefer_utf8_locale()  # Qt's four-line warning under LANG=C
         app = QApplication(sys.argv[:1] or ["attention-playground"])
         if app.platformName() == "offscreen":
             _hide_offscreen_notices()

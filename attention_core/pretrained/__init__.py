@@ -26,17 +26,44 @@ wrote a logit).
 
 from __future__ import annotations
 
-from .cache_policy import CACHE_POLICIES
-from .cause.attribution import Attribution
-from .cause.knockout import Knockout
-from .cause.lens import LogitLens
-from .cause.patching import Patching, PathPatching
-from .cause.qk import QKPair, QKTerms
-from .errors import PretrainedError
-from .generate import Decoder, Generation, GenerationStep
-from .model import PretrainedModel, load_pretrained, token_losses
-from .sites import SITE_KINDS, Hooks, Run, Site, parse_site, site_names, site_shape
-from .trace import LONG_TRACE_TOKENS, LongTraceError, ModelInfo, NotKept, Overview, Trace
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cache_policy import CACHE_POLICIES
+    from .cause.attribution import Attribution
+    from .cause.knockout import Knockout
+    from .cause.lens import LogitLens
+    from .cause.patching import Patching, PathPatching
+    from .cause.qk import QKPair, QKTerms
+    from .errors import PretrainedError
+    from .generate import Decoder, Generation, GenerationStep
+    from .model import PretrainedModel, load_pretrained, token_losses
+    from .sites import SITE_KINDS, Hooks, Run, Site, parse_site, site_names, site_shape
+    from .trace import LONG_TRACE_TOKENS, LongTraceError, ModelInfo, NotKept, Overview, Trace
+
+_HOME = {name: module for module, names in (
+    (".cache_policy", ("CACHE_POLICIES",)), (".cause.attribution", ("Attribution",)),
+    (".cause.knockout", ("Knockout",)), (".cause.lens", ("LogitLens",)),
+    (".cause.patching", ("Patching", "PathPatching")),
+    (".cause.qk", ("QKPair", "QKTerms")), (".errors", ("PretrainedError",)),
+    (".generate", ("Decoder", "Generation", "GenerationStep")),
+    (".model", ("PretrainedModel", "load_pretrained", "token_losses")),
+    (".sites", ("SITE_KINDS", "Hooks", "Run", "Site", "parse_site", "site_names", "site_shape")),
+    (".trace", ("LONG_TRACE_TOKENS", "LongTraceError", "ModelInfo", "NotKept", "Overview", "Trace")),
+) for name in names}
+"""Each public name's module, imported on first use (PEP 562): importing this package, or a torch-free part of it
+(``config``, ``errors``, ``download``), loads no torch, so a command refuses a bad config.json, an unknown
+model_type or a malformed repository id before torch's import (1-2 s)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_HOME[name], __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["PretrainedError", "PretrainedModel", "load_pretrained", "Trace", "ModelInfo", "token_losses", "Decoder",
            "Generation", "GenerationStep", "CACHE_POLICIES", "LongTraceError", "LONG_TRACE_TOKENS", "NotKept",

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..steps import AttentionSteps, attention_steps
+from .memory import size_text
 
 LONG_TRACE_TOKENS = 1024
 """A text longer than this is traced long (``Trace.is_long``): no full maps kept, ``overview`` and ``head_map``."""
@@ -46,8 +47,6 @@ class NotKept:
         self.ndim = len(shape)
 
     def message(self) -> str:
-        from .memory import size_text
-
         size = int(np.prod(self.shape, dtype=np.int64)) * 4
         return (f"this trace is {self.tokens:,} tokens long: "
                 f"its {self.what} {self.shape} ({size_text(size)}) are not kept; use {self.instead}")
@@ -290,8 +289,8 @@ class Trace:
         return np.asarray(e / e.sum(axis=-1, keepdims=True))
 
     def top_next(self, k: int = 5, positions: Sequence[int] | None = None) -> list[list[tuple[str, int, float]]]:
-        """Per position (or per one of ``positions``), the ``k`` likeliest next tokens as (display string, id,
-        probability), best first."""
+        """Per position (or one of ``positions``) the ``k`` likeliest tokens (display string, id, probability), best
+        first: a decoder's (``prediction`` "next") the token *after* it, an encoder's ("masked") the token *at* it."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         if self.top_kept is not None:
@@ -391,9 +390,9 @@ class Trace:
                                rotary_dims=s["rotary_dims"], softcap=s["softcap"])
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready: name, ids, tokens, info and the note (and ``heads_off`` when some were)."""
-        out: dict[str, Any] = {"model": self.name, "ids": [int(i) for i in self.ids],
-                               "tokens": list(self.tokens), "info": self.info.to_dict(), "note": self.note}
+        """JSON-ready: name, ids, tokens, info, note, ``prediction`` (and ``heads_off`` when some were)."""
+        out: dict[str, Any] = {"model": self.name, "ids": [int(i) for i in self.ids], "tokens": list(self.tokens),
+                               "info": self.info.to_dict(), "note": self.note, "prediction": self.prediction}
         if self.ablated:
             out["heads_off"] = [list(p) for p in self.ablated]
         if self.is_long:

@@ -1,5 +1,5 @@
 """``rotate`` takes a token's index as a position: negative, fractional and NaN positions are refused with a
-ValueError naming them (issue 43: they were accepted, and NaN turned every number into NaN)."""
+ValueError naming them (they were accepted, and NaN turned every number into NaN)."""
 
 from __future__ import annotations
 

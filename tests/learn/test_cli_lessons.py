@@ -41,7 +41,7 @@ def test_check_accepts_the_bundled_files_and_refuses_bad_ones(capsys, tmp_path):
     worse.write_text('{"id": "x",\n "title": }')
     assert main(["lessons", "--check", str(LESSONS[0]), str(bad), str(worse)]) == 1
     out, err = capsys.readouterr()
-    assert out == ""  # the problems are refusals: stderr (issue 43)
+    assert out == ""  # the problems are refusals: stderr, as every other
     lines = [line for line in err.splitlines() if line.strip()]
     stare = next(i for i, s in enumerate(bad.read_text().splitlines(), 1) if '"stare"' in s)
     assert lines[0] == f"{bad}:{stare}: step 2: kind must be one of look, do, predict (got 'stare')"

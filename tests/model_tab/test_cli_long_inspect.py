@@ -1,4 +1,4 @@
-"""``inspect`` on a text longer than ``LONG_TRACE_TOKENS`` (issue 43): without ``--layer``/``--head`` the JSON
+"""``inspect`` on a text longer than ``LONG_TRACE_TOKENS``: without ``--layer``/``--head`` the JSON
 held ``trace.attentions``, which a long trace does not keep, and the command exited 1 ("unexpected error
 (AttributeError …)"); now it writes the overview, checked against transformers' eager attention pooled by hand. A
 one-head image of a long text hatched each blocked cell one by one (8.4 million at 4,095 tokens: 125–199 s, a Ctrl+C

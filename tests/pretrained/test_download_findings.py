@@ -1,4 +1,4 @@
-"""Issue 43's download findings, against the fake hub (tests/pretrained/fake_hub.py): a repository without
+"""The download's findings, against the fake hub (tests/pretrained/fake_hub.py): a repository without
 tokenizer.json is refused before any byte (it downloaded, then could not be opened); the disk refusal says the margin
 it keeps free (it read "needs 13.1 MB more …, 41.9 MB is free"), in the CLI and in the window's download alike; a
 model opened from the hub's cache is named by its repository, not by its snapshot's commit hash."""

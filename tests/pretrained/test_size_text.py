@@ -1,5 +1,5 @@
 """One formatter of sizes in messages (``attention_core.pretrained.memory.size_text``): a long trace's "not kept"
-message said "(0.0 GiB)" for maps of 5 MB (issue 43); every size is now in the unit that fits."""
+message said "(0.0 GiB)" for maps of 5 MB; every size is now in the unit that fits."""
 
 from __future__ import annotations
 
