@@ -262,8 +262,8 @@ class PlaygroundModel(OptionEdits, Evented):
             s.load_preset(p)
             apply_head_options(s, options or {})
 
-        self._guarded(load)
-        self._preset, self._preset_key = p, self._presets.remember(p, given=not isinstance(preset, str))
+        self._guarded(load)  # a given preset's key is what loaded: a real head's options change the numbers
+        self._preset, self._preset_key = p, self._presets.remember(p, p is preset, text.story_key(self.state))
         self._commit(set(INPUT_FIELDS), new_inputs=True)
 
     def restore(self, snap: dict[str, Any]) -> None:

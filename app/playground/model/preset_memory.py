@@ -33,17 +33,19 @@ class PresetMemory:
         self._named: dict[str, object] = {}  # built-in presets' story keys, by name
         self._given: list[tuple[Preset, object]] = []  # presets given as objects, newest last
 
-    def remember(self, preset: Preset, given: bool) -> object:
-        """``preset``'s story key (computed once); ``given``: loaded as an object, to be found again by ``find``."""
+    def remember(self, preset: Preset, given: bool, key: object = None) -> object:
+        """``preset``'s story key (computed once); ``given``: loaded as an object, to be found again by ``find``.
+        ``key``: a given preset's story key, that of the state it was just loaded into with its options (a real
+        head's rotary, soft-cap: its story speaks of the numbers they give); computed from ``preset`` when None."""
         if not given:
             if preset.name not in self._named:
                 self._named[preset.name] = story_key_of(preset)
             return self._named[preset.name]
-        for i, (p, key) in enumerate(self._given):
+        for i, (p, known) in enumerate(self._given):
             if p is preset:
                 self._given.append(self._given.pop(i))
-                return key
-        key = story_key_of(preset)
+                return known
+        key = story_key_of(preset) if key is None else key
         self._given = [*self._given[-(GIVEN_KEPT - 1):], (preset, key)]
         return key
 

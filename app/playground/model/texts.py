@@ -61,12 +61,17 @@ def step_operations(scale: float, scale_note: str, n_blocked: int, previous: str
 
 def story_key(state: PlaygroundState) -> tuple[object, ...]:
     """Everything a preset's story speaks about: first how the inputs are edited (mode, kind), then the numbers
-    attention sees (Q, K, V as projected), tokens, scale and mask (not heads/device)."""
+    attention sees (Q, K, V as projected), tokens, scale and mask, and the options that change the weights (rotary,
+    ALiBi with the head count its slope comes from, the soft-cap: the story's percentages are ④'s); not the
+    heads otherwise, nor the device."""
     mask = state.mask()
     qkv = state.projected()
+    o = state.options
+    options = (o.rotary_base, o.rotary_dims if o.rotary_base is not None else None,
+               state.num_heads if o.alibi else None, o.softcap)
     return ((state.mode, state.kind), tuple(state.query_tokens), tuple(state.key_tokens),
             tuple(a.shape for a in qkv), state.scale(), None if mask is None else mask.tobytes(),
-            tuple(np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in qkv))
+            tuple(np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in qkv), options)
 
 
 def numbers_edited(state: PlaygroundState, preset_key: object) -> bool:
