@@ -228,6 +228,9 @@ class WindowRow(QWidget):
         with QSignalBlocker(self.window_spin), QSignalBlocker(self.sinks_spin):
             self.window_spin.setValue(int(self.model.window))
             self.sinks_spin.setValue(int(self.model.sinks))
-        sliding = self.model.mask_mode == "sliding"
-        if self.isHidden() == sliding:
-            self.setVisible(sliding)
+        # Hidden explicitly unless sliding: built before it has a parent, a row not hidden by hand shows with its
+        # parent (W and S showed under "none" at first launch); shown only in a parent (never as a window of its own)
+        if self.model.mask_mode != "sliding":
+            self.hide()
+        elif self.parentWidget() is not None:
+            self.show()
