@@ -127,3 +127,82 @@ def test_an_issue_citation_is_reported():
     planted = "\n".join(['"""Copy as code (iss' + 'ue 24): a script."""', "x = 1  # see iss" + "ue #12",
                          "# pyqtgraph iss" + "ue #3495 crashes the exporter", "y = 2  # tissue 3 is not one"])
     assert issue_citations(planted) == [f"<text>:{n}: {line}" for n, line in enumerate(planted.splitlines()[:2], 1)]
+
+
+# --- the front page and the lesson list name what ships ---------------------------------------------------------
+
+NUMBERS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                      "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+
+
+def _readme_bullet(place: str) -> str:
+    """The README tour's bullet for ``place`` ("- **Playground** — …" up to the next top-level bullet)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(rf"^- \*\*{re.escape(place)}\*\*.*?(?=^- |^#|\Z)", text, re.M | re.S)
+    assert m, f"README's tour has no bullet for {place}"
+    return m.group(0)
+
+
+def _bold(text: str) -> set[str]:
+    return set(re.findall(r"\*\*([^*]+)\*\*", text))
+
+
+def test_readme_names_every_command_the_parser_has():
+    from app.cli import COMMANDS
+
+    line = re.search(r"`attention-playground ([a-z |\n]+)`", _readme_bullet("Command line"))
+    assert line, "README's Command line bullet lists no commands"
+    named = [c.strip() for c in line.group(1).split("|")]
+    assert named == list(COMMANDS), "README's commands, in --help's order"
+
+
+def test_readme_counts_the_lessons_that_ship():
+    lessons = sorted((ROOT / "resources" / "lessons").glob("*.json"))
+    m = re.search(r"— (\w+) guided lessons", _readme_bullet("Learn mode"))
+    assert m and NUMBERS.get(m.group(1)) == len(lessons), (m and m.group(1), len(lessons))
+
+
+def test_readme_names_every_view_of_the_playground_and_the_model_tab():
+    from app.playground.views.registry import VIEWS
+
+    playground = {"Steps", *(v.title for v in VIEWS)}
+    assert playground <= _bold(_readme_bullet("Playground")), playground - _bold(_readme_bullet("Playground"))
+    tab = (ROOT / "app" / "model_tab" / "qt" / "tab.py").read_text(encoding="utf-8")
+    model = set(re.findall(r"self\.views\.addTab\(self\.\w+, \"([^\"]+)\"\)", tab))
+    assert {"Heads", "Detect", "Generate"} <= model  # the pattern still reads the tab
+    assert model <= _bold(_readme_bullet("Model")), model - _bold(_readme_bullet("Model"))
+
+
+def test_readme_names_the_modern_options():
+    bullet = _readme_bullet("Playground").lower()
+    for option in ("rotary", "alibi", "soft-cap", "k/v heads", "gqa", "sliding window", "sinks"):
+        assert option in bullet, option
+
+
+def test_lessons_md_lists_every_bundled_lesson():
+    import json
+
+    files = sorted((ROOT / "resources" / "lessons").glob("*.json"))
+    ships = [(p.name, *(json.loads(p.read_text(encoding="utf-8"))[k] for k in ("id", "title"))) for p in files]
+    doc = (ROOT / "docs" / "lessons.md").read_text(encoding="utf-8")
+    listed = [(f, i.strip(), t.strip()) for f, i, t in re.findall(r"^\| `(\d\d-[\w-]+\.json)` \|([^|]+)\|([^|]+)\|$",
+                                                                   doc, re.M)]
+    assert listed == ships
+    m = re.search(r"^(\w+), in the order the Learn dock lists them", doc, re.M)
+    assert m and NUMBERS.get(m.group(1).lower()) == len(files)
+
+
+def test_the_readme_and_the_notebook_say_how_to_install_the_cpu_build_of_torch():
+    """The app is not on the package index: neither says ``pip install attention-playground``, and both give the
+    pip, pipx and uv commands with torch's CPU wheel index (the default build on Linux brings CUDA, a 5 GB venv)."""
+    import json
+
+    notebook = json.loads((ROOT / "docs" / "notebook.ipynb").read_text(encoding="utf-8"))
+    first = "".join(notebook["cells"][0]["source"])
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for text in (readme, first):
+        assert "pip install attention-playground" not in text and "pipx install attention-playground" not in text
+        for command in ("pip install --extra-index-url https://download.pytorch.org/whl/cpu .",
+                        'pipx install --pip-args="--extra-index-url https://download.pytorch.org/whl/cpu" .',
+                        "uv tool install --index https://download.pytorch.org/whl/cpu ."):
+            assert command in text, command
