@@ -186,11 +186,10 @@ class ForwardPass:
     def _attention(self, li: int, lw: LayerWeights, h: torch.Tensor, hk: Hooks | None,
                    rec: dict[str, list[torch.Tensor]], positions: torch.Tensor | None = None,
                    cache: KVCache | None = None, extra_mask: torch.Tensor | None = None,
-                   into: Mapping[str, torch.Tensor] | None = None, rows: slice | None = None,
-                   span: slice | None = None) -> torch.Tensor:
+                   rows: slice | None = None, span: slice | None = None) -> torch.Tensor:
         """The attention sublayer's output before any post norm. ``rows``: only these queries' outputs (keys and
         values from every position); ``span``: the positions z's rows are (cuts a constant's position axis);
-        ``into``: see ``run``; ``rec``: the attention's own records (rotated q/k/v, scores, overview)."""
+        ``rec``: the attention's own records (rotated q/k/v, scores, overview)."""
         spec = self.spec
         if hk and cache is None and not rec and hk.constant_z(li):  # every head's output given: no attention
             t = len(range(h.shape[1])[rows or slice(None)])
@@ -218,13 +217,12 @@ class ForwardPass:
         mask = mask if rows is None or mask is None else mask[rows]
         if "pooled_max" in rec:
             heads = overview_attention(q.float(), kf, vv, spec.scales[li], spec.softcap, mask, rec)
-        else:  # a trace's weights and head outputs are written straight into its arrays (``into``)
+        else:  # a reader's own arrays (``Hooks.into``: a trace's) are computed into, nothing copied after
             weights = attention_weights(qs.float(), kf, spec.scales[li], spec.softcap, mask,
-                                        into["weights"][li] if into and "weights" in into else None)
+                                        hk.buffer("pattern", li) if hk else None)
             if hk:
                 weights = hk("pattern", li, weights)
-            o = into["head_out"][li] if into and "head_out" in into else None
-            heads = torch.matmul(weights.to(vv.dtype), vv, out=o)  # (B, H, T, d_head)
+            heads = torch.matmul(weights.to(vv.dtype), vv, out=hk.buffer("z", li) if hk else None)  # (B, H, T, d_head)
         if hk:
             heads = hk("z", li, heads, span)
         if "q" in rec:
@@ -252,21 +250,20 @@ class ForwardPass:
 
     def _block(self, li: int, lw: LayerWeights, x: torch.Tensor, hk: Hooks | None,
                rec: dict[str, list[torch.Tensor]], pos: torch.Tensor | None, cache: KVCache | None,
-               mask: torch.Tensor | None, into: Mapping[str, torch.Tensor] | None = None,
-               rows: slice | None = None, span: slice | None = None) -> torch.Tensor:
+               mask: torch.Tensor | None, rows: slice | None = None, span: slice | None = None) -> torch.Tensor:
         """One layer: where its norms sit is the family's (``ArchSpec.norm_place``). ``rows``: the outputs of
         those positions only (a pre-norm decoder's last layer, when only they get logits)."""
         if hk:
             x = hk("resid_pre", li, x)
         if self.spec.norm_place == "after":  # BERT's post-LN: the norm follows each residual add
             assert lw.ln1 is not None and lw.ln2 is not None
-            attn = self._attention(li, lw, x, hk, rec, pos, cache, mask, into, None, span)
+            attn = self._attention(li, lw, x, hk, rec, pos, cache, mask, None, span)
             x = lw.ln1(x + (hk("attn_out", li, attn) if hk else attn))
             mlp = self._mlp(lw, x)
             x = lw.ln2(x + (hk("mlp_out", li, mlp) if hk else mlp))
             return hk("resid_post", li, x) if hk else x
-        attn = self._attention(li, lw, x if lw.ln1 is None else lw.ln1(x), hk, rec, pos, cache, mask, into,
-                               rows, span)
+        attn = self._attention(li, lw, x if lw.ln1 is None else lw.ln1(x), hk, rec, pos, cache, mask, rows,
+                               span)
         x = x if rows is None else x[:, rows]
         if lw.post1 is not None:  # OLMo-2, Gemma: the sublayer's output is normalised before it is added
             attn = lw.post1(attn)
@@ -315,7 +312,8 @@ class ForwardPass:
         their keys and values are appended to it (the k and v sites are the new tokens' only). ``mask`` (T, keys)
         bool, True = may attend: AND-ed with each layer's own mask (keys = the cached ones, in the cache's order,
         then these tokens). ``into``: float32 (layers, B, heads, T, ...) tensors the ``weights`` (and
-        ``head_out``) records are written into in place (a trace's numpy arrays: nothing copied after the run).
+        ``head_out``) records are computed into (``Hooks.into`` of each layer's ``pattern`` and ``z``: a trace's
+        numpy arrays, nothing copied after the run).
 
         Only what the logits need is computed: with ``logit_positions`` (a slice), nothing recorded and nothing
         replaced but constant z values, a causal model runs the positions up to the last of them only and its last
@@ -329,7 +327,10 @@ class ForwardPass:
         layers = range(start_layer, last + 1)
         reads = [f"{SITE_RECORDS[r]}.{li}" for r in sorted(set(record) & SITE_RECORDS.keys()) for li in layers]
         writes = {**ablation_writers(ablate), **(hooks.write if hooks is not None else {})}
-        bound = Hooks([*reads, *(hooks.read if hooks is not None else ())], writes).bind(self.spec)
+        buffers = {**(hooks.into if hooks is not None else {}),
+                   **{f"{SITE_RECORDS[r]}.{li}": arrays[li] for r, arrays in (into or {}).items()
+                      if r in SITE_RECORDS for li in layers}}
+        bound = Hooks([*reads, *(hooks.read if hooks is not None else ())], writes, buffers).bind(self.spec)
         hk = bound if bound else None
         rec: dict[str, list[torch.Tensor]] = {}  # the attention's own records
         if "qkv" in record:
@@ -359,7 +360,7 @@ class ForwardPass:
             if step == 1 and r1 > r0:
                 x, rows, span = x[:, :r1], slice(r0, r1), slice(0, r1)
         for li in layers:
-            x = self._block(li, self.w.layers[li], x, hk, rec, pos, cache, mask, into,
+            x = self._block(li, self.w.layers[li], x, hk, rec, pos, cache, mask,
                             rows if li == last else None, rows if li == last and rows else span)
         out = None
         if logits and last == self.spec.n_layers - 1:

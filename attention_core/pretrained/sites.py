@@ -103,20 +103,25 @@ def site_shape(site: Site, spec: ArchSpec, tokens: int, keys: int | None = None)
 
 
 class Hooks:
-    """What one forward pass reads and replaces: ``read`` (site names), ``write`` ({site name: ``Writer``}).
+    """What one forward pass reads and replaces: ``read`` (site names), ``write`` ({site name: ``Writer``}),
+    ``into`` ({``pattern.L`` or ``z.L``: a preallocated (B, ...) tensor the pass computes that site in, so a reader
+    that keeps every layer's maps, as a trace does, gets them without a copy}).
 
     After the run ``values[name]`` holds each read site (float32, batch axis first). A read sees the value the pass
     went on with (after a replacement at the same site). At one site the whole-site writer runs first, then the
     head-indexed ones; writers get float32 and their result is cast back to the model's dtype. A writer's result
     of the wrong shape raises ``ValueError`` naming the site and both shapes."""
 
-    def __init__(self, read: Iterable[str] = (), write: Mapping[str, Writer] | None = None) -> None:
+    def __init__(self, read: Iterable[str] = (), write: Mapping[str, Writer] | None = None,
+                 into: Mapping[str, torch.Tensor] | None = None) -> None:
         self.read = tuple(read)
         self.write = dict(write or {})
+        self.into = dict(into or {})
         self.values: dict[str, torch.Tensor] = {}
         self._reads: dict[tuple[str, int], list[Site]] = {}
         self._writes: dict[tuple[str, int], list[tuple[Site, Writer]]] = {}
         self._spec: ArchSpec | None = None
+        self._into: dict[tuple[str, int], torch.Tensor] = {}
 
     def bind(self, spec: ArchSpec) -> Hooks:
         """Check every name against the model (``ValueError`` before any work) and index them by (kind, layer)."""
@@ -131,23 +136,30 @@ class Hooks:
                 raise ValueError(f"site {name!r}: a replacement is a function of the clean value or a tensor, "
                                  f"got {type(how).__name__}")
             writes.setdefault((s.kind, s.layer), []).append((s, how))
+        buffers: dict[tuple[str, int], torch.Tensor] = {}
+        for name, out in self.into.items():
+            s = parse_site(name, spec)
+            if s.kind not in ("pattern", "z") or s.head is not None:
+                raise ValueError(f"site {name!r}: only whole pattern and z sites are computed into a given array")
+            buffers[(s.kind, s.layer)] = out
         for entries in writes.values():
             entries.sort(key=lambda e: e[0].head is not None)  # the whole site first, then its heads
-        self._reads, self._writes, self._spec, self.values = reads, writes, spec, {}
+        self._reads, self._writes, self._into, self._spec, self.values = reads, writes, buffers, spec, {}
         return self
 
     def __bool__(self) -> bool:
-        return bool(self._reads or self._writes)
+        return bool(self._reads or self._writes or self._into)
+
+    def buffer(self, kind: str, layer: int) -> torch.Tensor | None:
+        """The array ``into`` gives for this site (None: the pass makes its own)."""
+        return self._into.get((kind, layer))
 
     def touches(self, kind: str, layer: int) -> bool:
         return (kind, layer) in self._reads or (kind, layer) in self._writes
 
-    def reads_any(self) -> bool:
-        return bool(self._reads)
-
     def only_constants(self, kinds: frozenset[str] = frozenset({"z"})) -> bool:
         """Nothing read, every writer a constant on one of ``kinds`` (what row-skipping passes may carry)."""
-        return not self._reads and all(k in kinds and not callable(how)
+        return not self._reads and not self._into and all(k in kinds and not callable(how)
                                        for (k, _), entries in self._writes.items() for _, how in entries)
 
     def constant_z(self, layer: int) -> bool:
@@ -155,7 +167,8 @@ class Hooks:
         attention need not run."""
         entries = self._writes.get(("z", layer), [])
         if any(callable(how) for _, how in entries) or any(
-                self.touches(k, layer) for k in ("q", "k", "v", "pattern", "result")) or ("z", layer) in self._reads:
+                self.touches(k, layer) for k in ("q", "k", "v", "pattern", "result")) or ("z", layer) in self._reads \
+                or ("z", layer) in self._into:
             return False
         heads = {s.head for s, _ in entries}
         return None in heads or (self._spec is not None and len(heads) == self._spec.n_heads)

@@ -349,3 +349,23 @@ def test_a_record_sees_every_position_when_only_some_logits_are_asked(models, re
     for a, b in zip(whole.records[record], some.records[record]):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert_close(some.logits, whole.logits[:, 2:5])  # the unembedding of 3 rows or of all: other blocking
+
+
+def test_a_reader_given_arrays_gets_the_maps_computed_in_them(models):
+    """``Hooks.into``: the pass computes pattern and z in the arrays given (a trace's way to keep every map without
+    a copy); a replacement at the site lands in them too."""
+    model = models("llama")
+    ids = model.encode(TEXT)
+    t, spec = len(ids), model.spec
+    pattern = torch.full((1, spec.n_heads, t, t), float("nan"))
+    z = torch.full((1, spec.n_heads, t, spec.d_head), float("nan"))
+    hooks = Hooks(read=["pattern.1", "z.1"], write={"z.1.2": torch.zeros(())}, into={"pattern.1": pattern, "z.1": z})
+    out = model.forward(ids, hooks=hooks)
+    assert hooks.values["pattern.1"].data_ptr() == pattern.data_ptr() and hooks.values["z.1"].data_ptr() == z.data_ptr()
+    clean = model.run_with(ids, read=["pattern.1", "z.1"])
+    np.testing.assert_array_equal(pattern[0].numpy(), clean.read["pattern.1"])
+    np.testing.assert_array_equal(z[0, 2].numpy(), 0.0)
+    np.testing.assert_array_equal(z[0, :2].numpy(), clean.read["z.1"][:2])
+    np.testing.assert_array_equal(out.logits[0].numpy(), model.forward(ids, ablate={(1, 2): "zero"}).logits[0].numpy())
+    with pytest.raises(ValueError, match="only whole pattern and z"):
+        model.forward(ids, hooks=Hooks(into={"q.0": torch.empty(1, spec.n_heads, t, spec.d_head)}))
