@@ -99,3 +99,18 @@ def test_knockout_table_and_kl(view):
     panel.run_button.click()
     assert panel.error.isVisible() and "not a query→key cell" in panel.error.text()
     assert panel.table.item(0, 2).text() == repr(ref.top_after[0][0])  # the old result stays
+
+
+def test_cancel_leaves_the_cells_not_reached_hatched(view, monkeypatch):
+    import attention_core.pretrained.cause.patching as patching
+
+    c, panel = view.session.cause, view.patch
+    view.tabs.setCurrentWidget(panel)
+    monkeypatch.setattr(patching, "PATCH_BATCH_BYTES", 1)  # one cell per batch
+    panel.corrupted_edit.setText(CORRUPTED)
+    panel.patch_button.click()
+    panel.cancel_button.click()
+    assert c.wait_idle(120) and not c.patching.completed
+    blocked = panel.map.blocked()
+    np.testing.assert_array_equal(blocked, np.isnan(c.patching.restored))
+    assert blocked.any() and "Cancelled" in panel.caption.text() and not panel.cancel_button.isEnabled()

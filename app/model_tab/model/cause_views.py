@@ -18,7 +18,7 @@ SWEEP_HELP = {
     "attn_out": "layer L's attention output at one position",
     "mlp_out": "layer L's MLP output at one position",
     "heads": "one head's output (z) at every position",
-    "heads_by_position": "one head's output at one position (pick a position row)",
+    "heads_by_position": "one head's output at one position",
     "q": "one head's query input at every position",
     "k": "one key/value head's key input at every position",
     "v": "one key/value head's value input at every position",
@@ -104,7 +104,7 @@ def patch_axes(p: Any) -> tuple[np.ndarray, list[str], list[str], str, str]:
 def patch_caption(model: str, clean: str, corrupted: str, p: Any, tokens_of: Any) -> str:
     target, foil = tokens_of(p.target), (tokens_of(p.foil) if p.foil is not None else None)
     metric = f"logit({target!r}) − logit({foil!r})" if foil is not None else f"logit({target!r})"
-    done = "" if p.completed else " Cancelled: the cells not reached are blank."
+    done = "" if p.completed else " Cancelled: the cells not reached are hatched."
     warn = f" ⚠ {p.warning}." if p.warning else ""
     return (f"Activation patching ({p.sweep}: {SWEEP_HELP[p.sweep]}) in {model}: the corrupted text "
             f"{short(corrupted, 36)} run with one clean activation from {short(clean, 36)} put back; the colour is "

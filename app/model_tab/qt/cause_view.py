@@ -136,7 +136,7 @@ class PatchPanel(RedrawWhenShown, QWidget):
         if p is None:
             return
         values, rows, cols, row_title, col_title = patch_axes(p)
-        self.map.set_data(np.nan_to_num(values, nan=0.0), rows, cols, kind="signed",
+        self.map.set_data(np.nan_to_num(values, nan=0.0), rows, cols, blocked=~np.isfinite(values), kind="signed",
                           title=f"Restored fraction ({p.sweep})", row_title=row_title, col_title=col_title)
 
 
