@@ -5,7 +5,6 @@ warning does not reach stderr under LC_ALL=C."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -53,29 +52,28 @@ def test_an_unknown_command_lists_the_commands_and_the_closest(tmp_path):
     assert all(name in other["err"] for name in ["gui", *COMMANDS])
 
 
-def _display_module(path: Path):
-    spec = importlib.util.spec_from_file_location("display_copy", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_run_sh_is_suggested_only_from_a_source_checkout(tmp_path, monkeypatch):
-    """The same module, in this checkout and as an installed copy (``app/shell/display.py`` in a site-packages
-    with no run.sh): only the first suggests ``./run.sh``."""
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
-    monkeypatch.setattr(sys, "platform", "linux")
-    installed = tmp_path / "site-packages" / "app" / "shell"
-    installed.mkdir(parents=True)
-    shutil.copy(ROOT / "app" / "shell" / "display.py", installed / "display.py")
-    here, there = _display_module(ROOT / "app" / "shell" / "display.py"), _display_module(installed / "display.py")
-    assert here.source_checkout() == ROOT and there.source_checkout() is None
-    assert "./run.sh" in here.display_problem()
-    problem = there.display_problem()
-    assert problem.startswith("no display found") and "run.sh" not in problem and "QT_QPA_PLATFORM" in problem
+def test_run_sh_is_suggested_only_from_a_source_checkout(tmp_path):
+    """This checkout's app, and the same app laid out as a wheel installs it (``app/`` with ``app/resources`` in a
+    site-packages folder, no run.sh anywhere), asked in a child with no display: only the first suggests
+    ``./run.sh``."""
+    site = tmp_path / "site-packages"
+    shutil.copytree(ROOT / "app", site / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "resources", site / "app" / "resources", ignore=shutil.ignore_patterns("__pycache__"))
+    probe = ("import json, sys\nsys.platform = 'linux'\nimport app.shell.display as d\n"
+             "print(json.dumps([str(d.source_checkout()), d.display_problem(), d.__file__]))")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM",
+                                                               "PYTHONPATH")}
+    answers = []
+    for path in (ROOT, site):
+        r = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "PYTHONPATH": str(path)},
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        answers.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    (here, here_problem, here_file), (there, there_problem, there_file) = answers
+    assert Path(here) == ROOT and Path(there_file).is_relative_to(site) and there == "None"
+    assert "./run.sh" in here_problem
+    assert there_problem.startswith("no display found") and "run.sh" not in there_problem
+    assert "QT_QPA_PLATFORM" in there_problem
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Qt's locale check is Linux's")

@@ -49,9 +49,15 @@ def _xcb_connects(display: str) -> bool | None:
 
 
 def source_checkout() -> Path | None:
-    """The source checkout the app runs from (the folder holding ``run.sh`` beside ``app/``), else None: an
-    installed copy (pip, pipx, uv: ``app`` in site-packages) or the bundle has no ``run.sh`` to suggest."""
-    root = Path(__file__).resolve().parents[2]
+    """The source checkout the app runs from, else None: an installed copy (pip, pipx, uv) or the bundle has no
+    ``run.sh`` to suggest. Told by where the resources are (``app.common.resources``): a checkout's are its top-level
+    ``resources/``, beside ``run.sh``; an install's are ``app/resources`` in site-packages."""
+    from app.common.resources import ResourcesMissing, resource_root
+
+    try:
+        root = Path(resource_root()).parent
+    except (ResourcesMissing, OSError, ValueError):
+        return None
     return root if (root / "run.sh").is_file() and (root / "app" / "shell").is_dir() else None
 
 
