@@ -6,6 +6,9 @@
 #
 #   scripts/check_wheel.sh          # prints the wheel's size and file count and the clean-install time
 #   KEEP=1 scripts/check_wheel.sh   # keep the scratch folder (its path is printed)
+#   TORCH_INDEX= scripts/check_wheel.sh   # the pipx route without torch's CPU index (pip's configuration serves it)
+#
+# It also installs the wheel as the README's pipx route does and fails when that venv is 2 GB or more.
 #
 # torch is installed first, pinned as the bootstrap pins it (torch==2.13.0: a local CPU build on this project's
 # machine kind); the wheel's own range (torch>=2.2) then installs nothing more. Without that pin pip would take a
@@ -57,6 +60,27 @@ mid=$(date +%s.%N)
 end=$(date +%s.%N)
 echo "check_wheel: clean install $(seconds "$start" "$end") s: venv + $TORCH $(seconds "$start" "$mid") s, the wheel" \
      "and its other dependencies $(seconds "$mid" "$end") s (pip's cache as it was); venv $(du -sm "$work/venv" | cut -f1) MB"
+
+# the pipx route of the README: `pipx install --pip-args="--extra-index-url <torch's CPU wheel index>" .` must give
+# a venv under 2 GB (torch's CUDA build made it 5.1-6 GB). TORCH_INDEX overrides the index; empty, pip's own indexes
+# are used with torch pinned to $TORCH (this project's machine kind: a local CPU build, beside a CUDA one that an
+# unpinned install takes, 6,045 MB measured).
+step "the pipx route: its venv under 2 GB"
+TORCH_INDEX="${TORCH_INDEX-https://download.pytorch.org/whl/cpu}"
+"$PYTHON" -m venv "$work/tools"
+"$work/tools/bin/python" -m pip install -q --disable-pip-version-check "pipx>=1.4"
+echo "$TORCH" >"$work/torch-pin.txt"
+pip_args="${TORCH_INDEX:+--extra-index-url $TORCH_INDEX}"
+pip_args="${pip_args:---constraint $work/torch-pin.txt}"
+PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx/bin" PIPX_MAN_DIR="$work/pipx/man" \
+    "$work/tools/bin/pipx" install ${pip_args:+--pip-args="$pip_args"} "$wheel" >"$work/pipx.log" 2>&1 \
+    || { tail -20 "$work/pipx.log"; fail "pipx install"; }
+pipx_venv="$work/pipx/venvs/attention-playground"
+pipx_mb=$(du -sm "$pipx_venv" | cut -f1)
+pipx_torch=$("$pipx_venv/bin/python" -c "import torch; print(torch.__version__, 'cuda' if torch.version.cuda else 'cpu')")
+echo "check_wheel: pipx route: venv $pipx_mb MB (limit 2048), torch $pipx_torch"
+[ "$pipx_mb" -lt 2048 ] || fail "the pipx venv is $pipx_mb MB, over 2 GB (torch $pipx_torch)"
+"$work/pipx/bin/attention-playground" --version >/dev/null || fail "pipx's attention-playground does not run"
 
 exe="$work/venv/bin/attention-playground"
 [ -x "$exe" ] || fail "no attention-playground script in the venv"

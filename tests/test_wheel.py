@@ -39,6 +39,8 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # setuptools' "Package would be ignored" for resources/'s data folders: every package is listed
+    assert "would be ignored" not in proc.stdout + proc.stderr
     wheels, sdists = list(out.glob("*.whl")), list(out.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(out.iterdir())
     return {"wheel": wheels[0], "sdist": sdists[0]}
