@@ -6,7 +6,7 @@
 #
 #   scripts/check_wheel.sh          # prints the wheel's size and file count and the clean-install time
 #   KEEP=1 scripts/check_wheel.sh   # keep the scratch folder (its path is printed)
-#   TORCH_INDEX= scripts/check_wheel.sh   # the pipx route without torch's CPU index (pip's configuration serves it)
+#   TORCH_INDEX=https://download.pytorch.org/whl/cpu scripts/check_wheel.sh   # the pipx route exactly as the README
 #
 # It also installs the wheel as the README's pipx route does and fails when that venv is 2 GB or more.
 #
@@ -62,11 +62,12 @@ echo "check_wheel: clean install $(seconds "$start" "$end") s: venv + $TORCH $(s
      "and its other dependencies $(seconds "$mid" "$end") s (pip's cache as it was); venv $(du -sm "$work/venv" | cut -f1) MB"
 
 # the pipx route of the README: `pipx install --pip-args="--extra-index-url <torch's CPU wheel index>" .` must give
-# a venv under 2 GB (torch's CUDA build made it 5.1-6 GB). TORCH_INDEX overrides the index; empty, pip's own indexes
-# are used with torch pinned to $TORCH (this project's machine kind: a local CPU build, beside a CUDA one that an
+# a venv under 2 GB (torch's CUDA build made it 5.1-6 GB). With TORCH_INDEX (that CPU index) it runs as the README
+# writes it; without (the default: CI has no network but its package mirrors), pip's own indexes are used with torch
+# pinned to $TORCH, as the venv above is (this project's machine kind: a local CPU build, beside a CUDA one that an
 # unpinned install takes, 6,045 MB measured).
 step "the pipx route: its venv under 2 GB"
-TORCH_INDEX="${TORCH_INDEX-https://download.pytorch.org/whl/cpu}"
+TORCH_INDEX="${TORCH_INDEX:-}"
 "$PYTHON" -m venv "$work/tools"
 "$work/tools/bin/python" -m pip install -q --disable-pip-version-check "pipx>=1.4"
 echo "$TORCH" >"$work/torch-pin.txt"
