@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QSettings
+from qt_settle import caught_up
 
 from app.widgets.qt_compat import protect_singletons
 
@@ -67,7 +68,7 @@ def finish_run(panel, qtbot):
         assert panel.session.start()
         qtbot.waitUntil(lambda: panel.session.run_state in ("finished", "stopped", "error"), timeout=60_000)
         assert panel.session.run_state == "finished", panel.session.last_error
-        qtbot.wait(100)
+        caught_up(qtbot, panel.window())  # every view has drawn the run's end
         return panel
 
     return run

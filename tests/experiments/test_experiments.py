@@ -9,6 +9,7 @@ import csv
 
 import numpy as np
 import pytest
+from qt_settle import settled
 
 STEPS = 20
 
@@ -29,7 +30,7 @@ def _run(tab, qtbot, steps=STEPS):
     tab.run_button.click()
     assert m.is_running and not tab.run_button.isEnabled() and tab.cancel_button.isEnabled()
     qtbot.waitUntil(lambda: not m.is_running, timeout=90_000)
-    qtbot.wait(300)  # the coalesced redraws
+    settled(qtbot, tab)  # the coalesced redraws
     return m
 
 
@@ -66,7 +67,7 @@ def test_an_experiment_runs_and_every_view_shows_the_measured_figures(window, ta
     assert "Question:" in tab.findings_text()
     # the heads side by side: maps of each run's step, entropy per head from the reports
     tab.views.setCurrentWidget(tab.heads)
-    qtbot.wait(300)
+    settled(qtbot, tab)
     grids = tab.heads.grids
     a, b = (s.history.latest for s in m.sessions)
     np.testing.assert_allclose(grids.grids["a"].values(1, 2), a.probe_weights[1][2])
@@ -80,7 +81,7 @@ def test_an_experiment_runs_and_every_view_shows_the_measured_figures(window, ta
     assert f"{change * 100:+.0f} %".replace("-", "−") in grids.claim_label.text()
     # the step slider moves both grids to an earlier step
     tab.heads.slider.setValue(6)
-    qtbot.wait(300)
+    settled(qtbot, tab)
     assert tab.heads.step_label.text() == f"6 / {STEPS}"
     np.testing.assert_allclose(grids.grids["a"].values(0, 0), m.sessions[0].history[6].probe_weights[0][0])
     # exports: the curves and the grids as images, the final table as CSV
@@ -113,7 +114,7 @@ def test_a_bad_cell_is_refused_next_to_the_table(tab, qtbot):
     assert table.error_label.isVisibleTo(tab) and "must be divisible by num_heads (3)" in table.error_label.text()
     table.table.item(1, 3).setText("2")
     assert table.cell_text(1, "num_heads") == "2" and not table.error_label.isVisibleTo(tab)
-    qtbot.wait(300)  # the legend redraws a few times a second
+    settled(qtbot, tab)  # the legend redraws a few times a second
     assert tab.plots.legend_texts() == ["causal=yes · num_heads=4", "causal=no · num_heads=2"]
 
 
@@ -142,7 +143,7 @@ def test_each_runs_heads_are_scored_and_circled_for_its_own_task(tab, qtbot):
     tab.run_button.click()
     qtbot.waitUntil(lambda: not m.is_running, timeout=90_000)
     tab.views.setCurrentWidget(tab.heads)
-    qtbot.wait(300)
+    settled(qtbot, tab)
     grids = tab.heads.grids.grids
     for side, session, name in (("a", m.sessions[0], "rev"), ("b", m.sessions[1], "copy")):
         snap = session.history.latest

@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 from hang_guard import HANG_GUARD_S, wait_until
+from qt_settle import settled
 
 from app.lab.model import ScalingLab
 from attention_core.scaling import measure as scaling
@@ -118,7 +119,7 @@ def test_lab_tab_runs_plots_hovers_exports(window, qtbot, tmp_path):
     c.run_button.click()
     assert not c.run_button.isEnabled() and c.cancel_button.isEnabled()
     qtbot.waitUntil(lambda: host.model.run_state == "finished", timeout=60000)
-    qtbot.wait(400)  # the plots redraw on a timer (250 ms)
+    settled(qtbot, c.window())  # the plots redraw on a timer (250 ms)
     lab = host.model
     for key in lab.series_keys():
         ns, secs = lab.series_points(key)

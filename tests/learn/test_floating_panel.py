@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QRect
+from qt_settle import settled
 
 from app.learn.model.files import find_lesson
 
@@ -18,7 +19,7 @@ def test_the_floating_panel_stays_on_this_screen(window, qtbot):
     learn = window.learn
     learn.open(find_lesson("softmax-cat-sat-mat"), 3)  # a question with the cell grid: the panel at its tallest
     learn._float_at_right()
-    qtbot.wait(50)
+    settled(qtbot)
     ok, why = _inside(learn.dock, learn.dock.screen().availableGeometry())
     assert ok, why
 
@@ -29,7 +30,7 @@ def test_the_floating_panel_fits_a_small_screen(window, qtbot, room):
     learn.open(find_lesson("softmax-cat-sat-mat"), 3)
     learn.dock.setFloating(True)
     learn.place_floating(room)
-    qtbot.wait(50)
+    settled(qtbot)
     ok, why = _inside(learn.dock, room)
     assert ok, why
     assert learn.dock.frameGeometry().right() >= room.right() - 2  # at the right, beside the maps

@@ -3,6 +3,8 @@ floats the panel (the maps keep their room and their numbers), and a wide window
 
 from __future__ import annotations
 
+from qt_settle import settled
+
 from app.learn.model.files import find_lesson
 from app.learn.qt.dock import CENTRAL_ROOM, REDOCK_SLACK
 from app.playground.qt.step_arrows import numbers_fit
@@ -31,7 +33,7 @@ def test_a_narrowed_window_floats_the_dock_instead_of_squeezing_the_maps(window,
     qtbot.waitUntil(lambda: not dock.isFloating(), timeout=3000)
     assert not learn.floated_for_room and window.width() - dock.width() >= CENTRAL_ROOM
     window.resize(window.width() - 10, 800)
-    qtbot.wait(50)
+    settled(qtbot)
     assert not dock.isFloating()
 
 
@@ -41,5 +43,5 @@ def test_a_panel_the_learner_floated_stays_floating(window, qtbot):
     learn.dock.setFloating(True)  # the learner's own choice
     learn.floated_for_room = False
     window.resize(1600, 800)
-    qtbot.wait(50)
+    settled(qtbot)
     assert learn.dock.isFloating()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from PySide6.QtWidgets import QAbstractButton, QLabel, QLineEdit, QPushButton, QWidget
+from qt_settle import settled
 
 from app.learn.model.files import MemoryStore, parse_lesson
 from app.learn.qt.cell_grid import CellGrid
@@ -56,10 +57,10 @@ def test_only_the_current_steps_controls_are_shown(window, qtbot):
     panel.auto_advance = False
     learn.show()
     qtbot.waitUntil(lambda: learn.dock.isVisible())
-    qtbot.wait(50)
+    settled(qtbot)
     assert not panel.number.isVisible() and _shown(panel) == []  # no lesson yet: no control
     run = learn.open(parse_lesson(json.dumps(LESSON)), 0)
-    qtbot.wait(50)
+    settled(qtbot)
     # a number question: the line edit and its Check button
     assert panel.number.isVisible() and _texts(panel) == ["", "Check"] and _placed(panel)
     panel.number.setText("0.3")
@@ -82,5 +83,5 @@ def test_only_the_current_steps_controls_are_shown(window, qtbot):
     panel.restart_button.click()
     # back at the number question, afresh: the line edit and Check only (no cell grid left over)
     assert run.index == 0 and panel.number.isVisible() and _texts(panel) == ["", "Check"] and _placed(panel)
-    qtbot.wait(50)  # and once the event loop has run, still only these
+    settled(qtbot)  # and once the event loop has run, still only these
     assert _texts(panel) == ["", "Check"] and not any(isinstance(w, CellGrid) for w in _shown(panel))

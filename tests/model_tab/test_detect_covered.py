@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from qt_settle import settled
 
 from app.learn.model.files import MemoryStore, find_lesson
 from app.model_tab.model.views import head_name
@@ -25,7 +26,7 @@ def _detected_and_scanned(window, qtbot, path):
     qtbot.waitUntil(lambda: session.heads.detection is not None and not session.heads.busy, timeout=60_000)
     assert session.heads.start_scan()
     qtbot.waitUntil(lambda: session.heads.scan is not None and not session.heads.busy, timeout=60_000)
-    qtbot.wait(30)
+    settled(qtbot)
     return session, tab, tab.detect
 
 
@@ -66,7 +67,7 @@ def test_a_question_about_the_heads_hides_their_scores_everywhere_until_answered
     run = _open_step(window, index)
     assert run.kind == "predict" and not run.revealed
     tab.views.setCurrentWidget(tab.detect)  # the learner clicks over to the Detect view
-    qtbot.wait(30)
+    settled(qtbot)
     shown = _shows_scores(view, tab, session, tmp_path)
     assert not any(shown.values()), shown
     assert COVER_TEXT in view.scores_withheld.text() and COVER_TEXT in view.scan.placeholder.text()
@@ -75,7 +76,7 @@ def test_a_question_about_the_heads_hides_their_scores_everywhere_until_answered
     assert id(window.tab.story_label) not in covered and id(window.tab.explain_label) not in covered
     assert session.heads.switch_off_above() == 0 and session.heads.off == ()
     run.answer(run.expected())
-    qtbot.wait(30)
+    settled(qtbot)
     assert all(_shows_scores(view, tab, session, tmp_path).values())
 
 
@@ -84,10 +85,10 @@ def test_a_question_about_switching_heads_off_hides_the_scan_but_not_the_scores(
     session, tab, view = _detected_and_scanned(window, qtbot, induction_model)
     run = _open_step(window, 5)  # "One head off": will the second copy's loss rise by half?
     assert run.kind == "predict" and not run.revealed
-    qtbot.wait(30)
+    settled(qtbot)
     shown = _shows_scores(view, tab, session, tmp_path)
     assert not shown["scan grid"] and not shown["scan export"]
     assert shown["grid"] and shown["list"] and shown["mosaic outlines"]  # the step itself names the head
     run.answer("yes")
-    qtbot.wait(30)
+    settled(qtbot)
     assert _shows_scores(view, tab, session, tmp_path)["scan grid"]

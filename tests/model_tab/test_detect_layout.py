@@ -4,6 +4,8 @@ list becomes a tab of the left column; wide, it stays a column of its own."""
 
 from __future__ import annotations
 
+from qt_settle import settled
+
 
 def _detect_at(window, qtbot, path, size):
     """The Model tab's session with a model and its detectors run, and a Detect view of it at ``size`` (the room the
@@ -20,7 +22,7 @@ def _detect_at(window, qtbot, path, size):
     qtbot.waitExposed(view)
     qtbot.waitUntil(lambda: session.heads.detection is not None and not session.heads.busy, timeout=60_000)
     view.scores.cellClicked.emit(1, 0)  # a head picked: its pattern and caption drawn
-    qtbot.wait(50)
+    settled(qtbot)
     return view
 
 
@@ -39,7 +41,7 @@ def test_beside_the_learn_dock_the_pattern_and_the_curve_get_room_and_whole_capt
     assert view.narrow and view.left.indexOf(view.heads) >= 0  # the heads list is a tab of the left column
     # the heads list (with its buttons) is there when its tab is picked
     view.left.setCurrentWidget(view.heads)
-    qtbot.wait(20)
+    settled(qtbot)
     assert view.heads.isVisible() and view.heads.list.count() == 8 and view.heads.width() > 170
 
 
@@ -51,7 +53,7 @@ def test_a_wide_view_keeps_the_heads_list_as_a_column(window, qtbot, induction_m
     qtbot.waitUntil(lambda: view.narrow, timeout=5000)
     view.resize(1400, 800)
     qtbot.waitUntil(lambda: not view.narrow, timeout=5000)
-    qtbot.wait(20)
+    settled(qtbot)
     assert view.heads.isVisible() and view.left.count() == 2 and view.heads.width() == 170
 
 
@@ -66,10 +68,10 @@ def test_a_short_view_gives_the_pattern_and_the_curve_a_tab_each(window, qtbot, 
     plot = view.pattern.plot.getViewBox().sceneBoundingRect()
     assert plot.height() >= 100, plot
     view.middle_tabs.setCurrentWidget(view.curve)
-    qtbot.wait(20)
+    settled(qtbot)
     assert view.curve.isVisible() and view.curve.plot_widget.height() >= 150
     view.resize(660, 510)
     qtbot.waitUntil(lambda: not view.short, timeout=5000)
-    qtbot.wait(20)
+    settled(qtbot)
     assert view.middle.isVisible() and not view.middle_tabs.isVisible() and view.middle.count() == 2
     assert view.pattern_window.isVisible() and view.curve.isVisible()

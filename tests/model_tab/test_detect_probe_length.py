@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from qt_settle import settled
 
 pytest.importorskip("transformers")
 
@@ -85,7 +86,7 @@ def test_the_control_refuses_beside_itself_runs_a_good_length_and_the_window_fol
     view.length_edit.editingFinished.emit()
     assert not view.length_error.isVisible() and a.detecting and view.busy.isVisibleTo(view)
     assert a.wait_idle(120) and a.detection.seq_len == 1000 and a.detection.is_long
-    qtbot.wait(20)
+    settled(qtbot)
     n = a.detection.positions
     assert n == 2001 and view.length_note.text() == "tokens × 2 = 2,001 positions"
     session.select_head(0, 1)

@@ -10,6 +10,7 @@ import threading
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from qt_settle import settled
 
 from tests.tolerance import assert_close
 
@@ -25,13 +26,13 @@ def open_detect(window, qtbot, path):
     assert tab.views.tabText(index) == "Detect"
     tab.views.setCurrentWidget(view)  # shown: the detectors start
     qtbot.waitUntil(lambda: session.heads.detection is not None and not session.heads.busy, timeout=60_000)
-    qtbot.wait(30)
+    settled(qtbot)
     return session, tab, view
 
 
 def idle(session, qtbot):
     qtbot.waitUntil(lambda: not session.tracing and not session.heads.busy, timeout=60_000)
-    qtbot.wait(30)
+    settled(qtbot)
 
 
 def test_scores_pattern_and_loss_curve_are_the_librarys(window, qtbot, induction_model):
@@ -86,18 +87,18 @@ def test_heads_off_change_the_whole_tab_and_all_back_on_restores_it(window, qtbo
     name = f"1 head off: {li}.{h}"
     assert name in view.off_label.text() and name in tab.next_label.text()
     tab.views.setCurrentWidget(tab.grid)  # hidden views catch up when shown
-    qtbot.wait(30)
+    settled(qtbot)
     for layer in range(2):
         np.testing.assert_array_equal(tab.grid.values(layer, 1), t.attentions[layer, 1])
     assert tab.grid.overlay.off == {(li, h)}  # greyed on the mosaic
     assert tab.grid.overlay.marked == set(a.heads_above())  # the detector's heads above 0.4, outlined
     session.select_head(li, h)
     tab.views.setCurrentWidget(tab.head_map)
-    qtbot.wait(30)
+    settled(qtbot)
     assert name in tab.head_map.title()
     np.testing.assert_array_equal(tab.head_map.values(), t.attentions[li, h])
     tab.views.setCurrentWidget(tab.flow)
-    qtbot.wait(30)
+    settled(qtbot)
     assert name in tab.flow.current_data().title
     tab.views.setCurrentWidget(view)
     idle(session, qtbot)
@@ -116,7 +117,7 @@ def test_heads_off_change_the_whole_tab_and_all_back_on_restores_it(window, qtbo
     assert "Every head is on." in view.off_label.text() and "off" not in tab.next_label.text()
     assert not view.heads.all_on_button.isEnabled()
     tab.views.setCurrentWidget(tab.grid)
-    qtbot.wait(30)
+    settled(qtbot)
     assert tab.grid.overlay.off == set()
     np.testing.assert_array_equal(tab.grid.values(0, 0), original.attentions[0, 0])
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from qt_settle import settled
 
 from app.model_tab.model.generate_views import distribution
 
@@ -18,7 +19,7 @@ def open_generate(window, qtbot, path):
     host.model.load(path)
     qtbot.waitUntil(lambda: host.model.trace is not None and not host.model.tracing, timeout=60_000)
     tab.views.setCurrentWidget(tab.generate)
-    qtbot.wait(20)
+    settled(qtbot)
     return host.model, tab, tab.generate
 
 

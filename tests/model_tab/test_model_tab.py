@@ -4,6 +4,7 @@ next-token list, one head opened in the Playground (its steps are the model's), 
 from __future__ import annotations
 
 import numpy as np
+from qt_settle import settled
 
 from tests.tolerance import assert_close
 
@@ -13,7 +14,7 @@ def open_model(window, qtbot, path):
     tab = host.show()
     host.model.load(path)
     qtbot.waitUntil(lambda: host.model.trace is not None and not host.model.tracing, timeout=60_000)
-    qtbot.wait(50)
+    settled(qtbot)
     return host.model, tab
 
 

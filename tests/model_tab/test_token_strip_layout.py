@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QVBoxLayout, QWidget
+from qt_settle import settled
 
 import app.model_tab.qt.tokens as tokens_module
 from app.model_tab.qt.tokens import GAP, MAX_ROWS, PAD, TokenStrip
@@ -56,7 +57,7 @@ def test_a_long_text_measures_each_distinct_token_once_and_a_rewrap_measures_non
     w, strip = _shown(qtbot)
     counted.clear()
     strip.set_tokens(TOKENS)
-    qtbot.wait(10)  # the scroll bar's arrival and its rewrap
+    settled(qtbot)  # the scroll bar's arrival and its rewrap
     assert sorted(counted) == sorted(set(TOKENS))  # 180 measurements (before: 8,192)
     inner = strip._inner
     assert inner.measured >= len(set(TOKENS))

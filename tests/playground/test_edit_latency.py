@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
+from qt_settle import settled
 
 from attention_core.presets import random_preset
 
@@ -30,7 +31,7 @@ class LayoutRequests(QObject):
 def settle(qtbot) -> None:
     for _ in range(5):
         QApplication.processEvents()
-    qtbot.wait(20)
+    settled(qtbot)
 
 
 def edit_small_matrix(window, qtbot):

@@ -4,6 +4,8 @@ X table's x3 behind one)."""
 
 from __future__ import annotations
 
+from qt_settle import settled
+
 
 def visible_whole(table) -> list[str]:
     """What of ``table`` a scroll bar hides: each row and column not wholly inside the viewport, and the bars."""
@@ -48,7 +50,7 @@ def test_every_input_table_shows_every_row_and_column_at_1280x800_with_the_dock(
     assert window.playground.mode == "projection" and window.tab.narrow  # the inputs share the left column
     tab = window.tab
     tab.side_tabs.setCurrentWidget(tab.inputs_scroll)
-    qtbot.wait(100)
+    settled(qtbot)
     editors = {n: e for n, e in window.editors.items() if e.isVisible()}
     assert {"X", "W_Q", "W_K", "W_V"} <= set(editors)
     for name, editor in editors.items():
@@ -72,13 +74,13 @@ def test_a_table_too_wide_to_fit_keeps_its_numbers_whole_and_scrolls(window, qtb
     qtbot.waitUntil(lambda: window.width() <= 1320 and dock.isVisible() and not dock.isFloating())
     tab = window.tab
     tab.side_tabs.setCurrentWidget(tab.inputs_scroll)
-    qtbot.wait(100)
+    settled(qtbot)
     table = window.editors["Q"].table
     assert table.isVisible() and table.model().columnCount() == 8
     assert table.horizontalScrollBar().isVisible()  # it scrolls, as before …
     assert not cut_numbers(table), cut_numbers(table)  # … with every number whole (36 px columns showed "0…")
     window.load_preset("cat-sat-mat")  # back to a table that fits: every column in view, numbers whole
     window.tab.inputs.choose_mode(1)
-    qtbot.wait(100)
+    settled(qtbot)
     for name in ("X", "W_Q"):
         assert not visible_whole(window.editors[name].table) and not cut_numbers(window.editors[name].table)

@@ -5,6 +5,8 @@ the Saturation box shows all its lines."""
 
 from __future__ import annotations
 
+from qt_settle import settled
+
 from tests.tolerance import assert_close
 
 
@@ -66,7 +68,7 @@ def test_an_opened_head_says_no_range_changed_and_shows_its_whole_saturation(win
     tab = window.tab
     tab.set_narrow(True)  # as at 1280 px with the Learn dock open: the controls are a page of the left column
     tab.side_tabs.setCurrentWidget(tab.controls_scroll)
-    qtbot.wait(50)
+    settled(qtbot)
     box = tab.controls.saturation.parentWidget()  # the label's LabelBox
     assert box.height() >= box.needed_height()  # the premise: whole before
     traced(window, qtbot, tiny_model)
@@ -76,7 +78,7 @@ def test_an_opened_head_says_no_range_changed_and_shows_its_whole_saturation(win
     hm = tab.pipeline.heatmaps
     assert all("changed" not in hm[n].range_note() for n in hm), [hm[n].range_note() for n in hm]
     assert window.tabs.currentWidget() is tab
-    qtbot.wait(100)
+    settled(qtbot)
     rows = len(m.query_tokens)
     assert rows == 7 and m.saturation.count("<br>") == rows + 1  # the premise: 2 lines more than cat-sat-mat's
     assert box.isVisible() and box.needed_height() > 0

@@ -5,6 +5,7 @@ window's size: chosen on resizes alone, a 16 x 64 setting kept the layout picked
 from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
+from qt_settle import settled
 
 from app.playground.qt.step_arrows import best_columns
 from attention_core.presets import get_preset, random_preset
@@ -18,7 +19,7 @@ def expected_columns(pipe) -> int:  # type: ignore[no-untyped-def]
 def settle(qtbot) -> None:  # type: ignore[no-untyped-def]
     for _ in range(5):
         QApplication.processEvents()
-    qtbot.wait(20)
+    settled(qtbot)
 
 
 def test_the_layout_follows_the_shape_whatever_came_before(window, qtbot):

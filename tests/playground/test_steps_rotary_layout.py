@@ -6,6 +6,7 @@ scrolls and the maps are laid out as before."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
+from qt_settle import settled
 
 from app.playground.qt.pipeline import STEPS
 from app.playground.qt.step_arrows import MAP_MIN, SMALL_NOTE, numbers_fit
@@ -20,7 +21,7 @@ def resize(window, qtbot, w: int, h: int) -> None:  # type: ignore[no-untyped-de
 def settle(qtbot) -> None:  # type: ignore[no-untyped-def]
     for _ in range(5):
         QApplication.processEvents()
-    qtbot.wait(150)
+    settled(qtbot)
 
 
 def every_map_readable(pipe) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ with the reason beside them (back on for a decoder)."""
 from __future__ import annotations
 
 import pytest
+from qt_settle import settled
 
 pytest.importorskip("transformers")
 
@@ -57,7 +58,7 @@ def _open_generate(window, qtbot, path):
     qtbot.waitUntil(lambda: host.model.trace is not None and not host.model.tracing
                     and host.model.model is not None and host.model.model.path == path, timeout=60_000)
     tab.views.setCurrentWidget(tab.generate)
-    qtbot.wait(20)
+    settled(qtbot)
     return tab.generate
 
 

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
+from qt_settle import settled
 
 from app.playground.qt.pipeline import STEPS
 from app.playground.qt.step_arrows import SMALL_NOTE, best_columns, numbers_fit
@@ -20,14 +21,14 @@ def panel(panel, window, qtbot):
     maps)."""
     window.training.reset()
     qtbot.waitUntil(lambda: window.training.shown_snapshot is not None, timeout=TIMEOUT_MS)
-    qtbot.wait(200)
+    settled(qtbot, window)
     return panel
 
 
 def resize(window, qtbot, w: int, h: int) -> None:
     window.resize(w, h)
     qtbot.waitUntil(lambda: window.width() == w and window.height() == h, timeout=2000)
-    qtbot.wait(150)  # the pipeline's reflow and notes follow the resize on the next turn of the event loop
+    settled(qtbot, window)  # the pipeline's reflow and notes follow the resize on the next turn of the event loop
 
 
 def cut_at_the_sides(window) -> list[str]:
@@ -85,14 +86,14 @@ def test_a_map_too_small_for_numbers_says_so_and_drops_the_note_when_it_grows(wi
     assert all(numbers_fit(window.pipeline.heatmaps[n]) for n in set(STEPS) - small)
     resize(window, qtbot, 1920, 1080)
     window.splitter.setSizes([0, 2000] + [0] * (window.splitter.count() - 2))  # side columns collapsed
-    qtbot.wait(150)
+    settled(qtbot, window)
     assert window.pipeline.small < small
     assert all(SMALL_NOTE not in window.pipeline.captions[n].text() for n in set(STEPS) - window.pipeline.small)
 
 
 def test_training_tab_at_1024x640_is_not_cut_and_its_grid_fits(window, panel, qtbot):
     panel.form.causal.setChecked(False)  # the no-causal note: the set-up column must stay whole
-    qtbot.wait(50)
+    settled(qtbot, window)
     for size in ((1024, 640), (1280, 800)):
         resize(window, qtbot, *size)
         assert cut_at_the_sides(window) == [], size
@@ -134,15 +135,15 @@ def test_hovering_every_heatmap_never_resizes_the_window(window, qtbot):
         resize(window, qtbot, *size)
         for name, hm in window.pipeline.heatmaps.items():
             hover_everywhere(hm.graphics.viewport())
-            qtbot.wait(20)
+            settled(qtbot, window)  # what the hovers set off (notes, read-outs) has run: the size is still ours
             assert (window.width(), window.height()) == size, name
     window.edits.apply("2 heads", lambda m: m.set_heads(2))
     window.view_tabs.setCurrentWidget(window.multihead)
-    qtbot.wait(100)
+    settled(qtbot, window)
     for hm in window.multihead.findChildren(type(window.pipeline.heatmaps["scores"])):
         if hm.isVisible():
             hover_everywhere(hm.graphics.viewport())
-    qtbot.wait(50)
+    settled(qtbot, window)
     assert (window.width(), window.height()) == (1280, 800)
 
 
@@ -159,7 +160,7 @@ def test_hovering_the_training_grid_never_resizes_the_window(window, panel, qtbo
         for y in range(2, view.height(), 9):
             for x in range(2, view.width(), 9):
                 view.scene().sigMouseMoved.emit(view.mapToScene(QPoint(x, y)))
-        qtbot.wait(50)
+        settled(qtbot, window)
         assert any(a[2] >= 0 for a in hovered), "the mouse never reached a cell"
         assert (window.width(), window.height()) == size
 
@@ -180,7 +181,7 @@ def test_side_columns_collapse_and_are_remembered(window, panel, qtbot, tmp_path
     qtbot.waitExposed(again)
     p = again.training_panel
     again.tabs.setCurrentWidget(p)
-    qtbot.wait(100)
+    settled(qtbot, again)
     assert again.splitter.sizes()[0] == 0 and again.splitter.sizes()[2] > 0
     assert p.splitter.sizes()[0] == 0 and p.main_splitter.sizes()[1] == 0
     again.close()

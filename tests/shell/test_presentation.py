@@ -6,6 +6,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QSettings, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
+from qt_settle import settled
 
 from app.playground.qt.pipeline import STEPS
 from app.shell.presentation import PRESENT_BOOST, ZOOM_STEP
@@ -68,7 +69,7 @@ def test_f11_presents_and_esc_restores_the_layout(window, qtbot):
 def _double_click(qtbot, hm) -> None:
     """Press, release, double-click, release on a cell, as a real mouse sends them (pyqtgraph acts on the last
     release after a double-click event)."""
-    qtbot.wait(50)  # the layout settles (full screen)
+    settled(qtbot)  # the layout settles (full screen)
     view = hm.graphics.viewport()
     pos = QPointF(hm.graphics.mapFromScene(hm.cell_center_scene(0, 0)))
     glob = QPointF(view.mapToGlobal(pos.toPoint()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from qt_settle import settled
 
 WIDE, NARROW = (1400, 800), (1000, 700)
 
@@ -36,7 +37,7 @@ def assert_presenting(window) -> None:
 
 
 def settle(qtbot) -> None:
-    qtbot.wait(60)
+    settled(qtbot)
 
 
 @pytest.mark.parametrize("start", ["wide", "narrow"])

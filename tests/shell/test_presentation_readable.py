@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF, QImage
+from qt_settle import settled
 
 from app.shell.presentation import ZOOM_STOP
 from app.widgets.settings import ZOOM_RANGE
@@ -22,9 +23,9 @@ def present_at(window, qtbot, size=PROJECTOR) -> None:
     projector's size once presenting."""
     window.load_preset("cat-sat-mat")  # 3 queries × 3 keys
     window.presenter.set_presenting(True)
-    qtbot.wait(50)
+    settled(qtbot, window)
     window.setGeometry(0, 0, *size)
-    qtbot.wait(150)
+    settled(qtbot, window)
 
 
 def cell_rect(hm, i: int, j: int) -> QRectF:
@@ -55,7 +56,7 @@ def test_a_3x3_map_alone_on_a_projector_has_numbers_48_px_tall(window, qtbot):
     present_at(window, qtbot)
     p = window.presenter
     p.show_alone("steps", "weights")
-    qtbot.wait(150)
+    settled(qtbot, window)
     hm = p.solo.heatmap
     assert hm.values().shape == (3, 3)
     assert cell_rect(hm, 0, 0).height() > 200  # the map fills the screen
@@ -72,7 +73,7 @@ def test_the_ordinary_layout_keeps_its_sizes(window, qtbot):
     """At the window's usual size and zoom nothing changes: numbers up to 11 pt (about 0.38 of a smaller cell's
     height), the axes' default font."""
     window.load_preset("cat-sat-mat")
-    qtbot.wait(100)
+    settled(qtbot, window)
     for hm in window.pipeline.heatmaps.values():
         r = cell_rect(hm, 0, 0)
         assert r.height() < 64
@@ -103,16 +104,16 @@ def test_zooming_in_never_makes_cells_smaller_than_their_numbers(window, qtbot):
         for name, hm in window.pipeline.heatmaps.items():
             assert full_size_numbers(hm, p.factor()), (p.zoom, name)
         p.zoom_in_action.trigger()  # Ctrl+=
-        qtbot.wait(150)
+        settled(qtbot, window)
     assert zooms[-1] > 1.5, zooms  # the words did get bigger
     if zooms[-1] < ZOOM_RANGE[1]:
         assert window.statusBar().currentMessage() == ZOOM_STOP
     # one map alone has the room for every zoom up to the largest
     p.show_alone("steps", "weights")
-    qtbot.wait(150)
+    settled(qtbot, window)
     for _ in range(12):
         before = p.zoom
         p.zoom_in_action.trigger()
-        qtbot.wait(150)
+        settled(qtbot, window)
         assert p.zoom > before or p.zoom == ZOOM_RANGE[1], (before, window.statusBar().currentMessage())
         assert full_size_numbers(p.solo.heatmap, p.factor()), p.zoom

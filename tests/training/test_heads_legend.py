@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from qt_settle import caught_up
+
 from attention_core.tiny.experiments import task_recipe
 
 HATCHED = "blocked by the causal mask"
@@ -19,6 +21,6 @@ def test_the_legend_follows_the_runs_mask(finish_run, qtbot):
     panel.form.set_config(dataclasses.replace(cfg, causal=True))
     assert panel.session.start(new_run=True)  # a new run with the mask: the hatching and its words are back
     qtbot.waitUntil(lambda: panel.session.run_state == "finished", timeout=60_000)
-    qtbot.wait(100)
+    caught_up(qtbot, panel.window())
     assert panel.session.shown_snapshot.causal is True
     assert HATCHED in panel.heads.legend_label.text()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from flow_drawing import drawn_weights
+from qt_settle import settled
 
 from tests.tolerance import assert_close
 
@@ -39,7 +40,7 @@ def test_training_flow_follows_scrubbing_and_the_layer_then_the_probe(trained_pa
     n = 2 * TINY["seq_len"]
     for index in (len(s.history) - 1, 0, 3):
         s.seek(index)
-        qtbot.wait(80)  # the view redraws at most once a frame
+        settled(qtbot)  # the view redraws at most once a frame
         for layer in (0, 1):
             p.flow.layer_combo.setCurrentIndex(layer)
             ref = reference_maps(s, index)[layer]
@@ -54,7 +55,7 @@ def test_training_flow_follows_scrubbing_and_the_layer_then_the_probe(trained_pa
     for view in (p.flow, p.causality):
         assert view.minimumSizeHint().width() <= p.tryit.minimumSizeHint().width()
     s.go_live()
-    qtbot.wait(80)
+    settled(qtbot)
     check_causality_view(p, qtbot, tmp_path)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import QPoint, Qt, QThreadPool
+from qt_settle import caught_up, settled
 
 from app.training.model.tools import model_from_params
 from app.training.qt.panel import TrainingPanel
@@ -44,7 +45,7 @@ def wait_ended(qtbot, session, expect: str = "finished") -> None:
 
 def settle(qtbot) -> None:
     """Let the throttled views (grid ~33 ms, plots ~150 ms) draw what the session holds."""
-    qtbot.wait(200)
+    caught_up(qtbot)
 
 
 def train(panel: TrainingPanel, qtbot, **kw) -> TrainConfig:
@@ -131,16 +132,16 @@ def test_pause_really_pauses_step_advances_one_and_stop_ends_thread(panel, qtbot
     assert rc.pause_button.text() == "Pause"
     click(qtbot, rc.pause_button)
     assert s.is_paused and s.run_state == "paused"
-    qtbot.wait(300)  # a step already in flight arrives
+    qtbot.wait(300)  # a step already in flight arrives (nothing says a paused trainer's last step has landed)
     steps, recorded = s.trainer.step_count, len(s.history)
     assert s.history.latest.step == steps
-    qtbot.wait(500)
+    qtbot.wait(500)  # a wait for nothing to happen (no step while paused): no condition can end it sooner
     assert s.trainer.step_count == steps, "no step while paused"
     assert len(s.history) == recorded
 
     click(qtbot, rc.step_button)
     qtbot.waitUntil(lambda: s.history.latest.step == steps + 1, timeout=TIMEOUT_MS)
-    qtbot.wait(400)
+    qtbot.wait(400)  # a wait for nothing to happen (no second step): no condition can end it sooner
     assert s.trainer.step_count == steps + 1 and len(s.history) == recorded + 1, "Step trains exactly one batch"
     assert s.is_paused and rc.pause_button.text() == "Resume"
     # same seed = same initialisation and batches: steps + 1 batches on a fresh trainer give the same model
@@ -162,7 +163,7 @@ def test_pause_really_pauses_step_advances_one_and_stop_ends_thread(panel, qtbot
     assert s.run_state == "stopped" and not s.is_alive
     stopped_at = s.trainer.step_count
     assert stopped_at < 2000 and s.history.latest.step == stopped_at
-    qtbot.wait(300)
+    qtbot.wait(300)  # a wait for nothing to happen (no step after Stop): no condition can end it sooner
     assert s.trainer.step_count == stopped_at
     qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() == 0, timeout=10_000)
     assert not rc.stop_button.isEnabled() and rc.pause_button.text() == "Pause"
@@ -472,7 +473,7 @@ def test_playback_speed_throttles_training(panel, qtbot):
     click(qtbot, rc.start_button)
     qtbot.waitUntil(lambda: len(s.history) >= 2, timeout=TIMEOUT_MS)
     first = s.history.latest.step
-    qtbot.wait(1000)
+    qtbot.wait(1000)  # the span over which the throttled rate is counted, not a wait for an event
     advanced = s.history.latest.step - first
     assert advanced <= 7, f"5 steps/s for 1 s advanced {advanced} steps"  # throttled (a busy CI may do fewer)
     rc.speed_combo.setCurrentIndex(rc.speed_combo.findText("as fast as possible"))
@@ -530,7 +531,7 @@ def test_a_run_keeps_its_progress_in_view_on_a_short_screen_until_the_user_scrol
     from PySide6.QtWidgets import QAbstractSlider
 
     window.resize(1024, 640)
-    qtbot.wait(50)
+    settled(qtbot)
     from app.widgets.side_panel import SideScroll
 
     box = panel.run_controls.parentWidget()  # the Run box
@@ -552,6 +553,6 @@ def test_a_run_keeps_its_progress_in_view_on_a_short_screen_until_the_user_scrol
                     timeout=TIMEOUT_MS)
     qtbot.waitUntil(foot_in_view, timeout=5_000)
     bar.triggerAction(QAbstractSlider.SliderAction.SliderToMinimum)  # the learner scrolls back up
-    qtbot.wait(300)
+    qtbot.wait(300)  # a wait for nothing to happen (no scroll back while the run goes on)
     assert bar.value() == 0, "the column stays where the learner put it"
     click(qtbot, panel.run_controls.stop_button)

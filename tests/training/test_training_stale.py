@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from qt_settle import caught_up
 from test_training_panel import (
     TIMEOUT_MS,
     click,
@@ -246,7 +247,8 @@ def test_start_after_a_finished_run_asks_and_does_what_was_answered(panel, qtbot
 
     calls = answer(monkeypatch, panel, None)  # cancelled: nothing changes
     click(qtbot, rc.start_button)
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: calls == [1], timeout=5_000)
+    qtbot.wait(100)  # a wait for nothing to happen (no run may start after the cancelled question)
     assert calls == [1]
     assert s.run_state == "finished" and len(s.history) == 13 and s.trainer is first
 
@@ -340,10 +342,14 @@ def test_the_timeline_slider_keeps_room_to_scrub_in_a_narrow_window(window, pane
     train(panel, qtbot, steps=4)
     for width, compact in ((1024, True), (1920, False)):
         window.resize(width, 760)
-        qtbot.wait(200)
-        assert tl.compact is compact
-        assert (tl.replay_button.text(), tl.live_button.text()) == (("▶", "●") if compact else ("▶ Replay", "● Live"))
-        assert tl.slider.width() >= (100 if compact else SLIDER_ROOM)  # 37 px at 1024 with the words
+
+        def laid_out(compact=compact):  # noqa: ANN202 (asserts, for waitUntil)
+            assert tl.compact is compact
+            assert (tl.replay_button.text(), tl.live_button.text()) == (
+                ("▶", "●") if compact else ("▶ Replay", "● Live"))
+            assert tl.slider.width() >= (100 if compact else SLIDER_ROOM)  # 37 px at 1024 with the words
+
+        qtbot.waitUntil(laid_out, timeout=5_000)
         assert "Replay" in tl.replay_button.toolTip() and "Live" in tl.live_button.toolTip()
 
 
@@ -358,7 +364,7 @@ def test_a_second_run_as_long_as_the_first_redraws_the_heads_sparklines(finish_r
     panel.form.set_config(TrainConfig(**tiny, seed=2))
     assert panel.session.start(new_run=True)  # a new run, as long as the first
     qtbot.waitUntil(lambda: panel.session.run_state == "finished", timeout=60_000)
-    qtbot.wait(100)
+    caught_up(qtbot, panel.window())
     h = panel.session.history
     steps, rev = h.head_series("task")
     grid = panel.heads.head_grid

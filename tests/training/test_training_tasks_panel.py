@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from qt_settle import caught_up
 
 from app.training.model.tools import model_from_params
 from attention_core.masks import causal_mask
@@ -56,7 +57,7 @@ def train_task(panel, qtbot, task: str, steps: int):
     qtbot.mouseClick(panel.run_controls.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: s.run_state in ("finished", "stopped", "error"), timeout=TIMEOUT_MS)
     assert s.run_state == "finished", s.last_error
-    qtbot.wait(200)
+    caught_up(qtbot, panel.window())
     return cfg
 
 
@@ -93,7 +94,7 @@ def test_task_run_shows_its_ideal_pattern_and_score(panel, qtbot, task):
     panel.form.task.setCurrentText("sort")
     assert s.config.task == "sort" and s.config.num_heads == 1 and "1 head" in panel.form.recipe_note.text()
     assert s.model_config.task == "copy"
-    qtbot.wait(100)
+    caught_up(qtbot, panel.window())  # and any redraw the form's change asked for has run
     assert "copy: probe" in panel.heads.title_label.text() and "diagonal" in panel.heads.legend_label.text()
     assert "copy" in grid.stats_text(0, 0) and "sort" not in grid.stats_text(0, 0)
     assert panel.tryit.run_button.text() == "Copy"

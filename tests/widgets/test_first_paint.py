@@ -18,7 +18,7 @@ def test_the_work_runs_after_the_first_paint(qtbot):
     assert ran == []  # not shown, not painted: nothing yet
     w.show()
     qtbot.waitUntil(lambda: ran == [True], timeout=2000)
-    qtbot.wait(50)
+    qtbot.wait(50)  # a wait for nothing to happen: no second call
     assert ran == [True]  # once
 
 
@@ -31,7 +31,7 @@ def test_the_work_is_dropped_with_its_widget(qtbot):
     QApplication.processEvents()  # painted: the work is due 100 ms from now
     w.close()
     shiboken6.delete(w)
-    qtbot.wait(300)
+    qtbot.wait(300)  # a wait for nothing to happen: the work, due 100 ms after the paint, never runs
     assert ran == []
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QFontMetricsF
+from qt_settle import settled
 
 from app.widgets.grid.head_grid import HeadGrid
 
@@ -42,7 +43,7 @@ def test_head_grid_labels_never_run_together(qtbot, size):
     g.resize(*size)
     g.show()
     qtbot.waitExposed(g)
-    qtbot.wait(50)
+    settled(qtbot)
     for cell in g._cells.values():
         gaps = _gaps(cell)
         assert gaps and all(room >= need for room, need in gaps), gaps

@@ -8,6 +8,7 @@ import numpy as np
 from axis_drawing import drawn_labels
 from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QApplication, QMenu
+from qt_settle import settled
 
 from app.widgets.heatmap.style import colormap
 from app.widgets.heatmap.view import HeatmapWidget
@@ -82,7 +83,7 @@ def test_a_short_colour_bar_draws_only_the_level_labels_it_has_room_for(qtbot):
     qtbot.waitUntil(lambda: len(drawn_labels(axis)) >= 6, timeout=5_000)  # 0, 0.2 … 1.0: room for all
     for height in (150, 110, 95, 80):
         hm.resize(320, height)
-        qtbot.wait(50)
+        settled(qtbot)
         QApplication.processEvents()
         labels = drawn_labels(axis)
         rects = [rect for _t, rect in labels]

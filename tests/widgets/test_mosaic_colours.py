@@ -141,7 +141,7 @@ def test_a_long_traces_mosaic_is_coloured_a_band_of_layers_per_event_loop_turn(q
     np.testing.assert_array_equal(grid.values(23, 13), w[23, 13])  # the read-outs are whole at once
     turns = 0
     while grid.colouring:
-        qtbot.wait(1)
+        qtbot.wait(1)  # one turn of the event loop, counted (a waitUntil that counts its turns)
         turns += 1
     assert 0 < turns <= layers // BAND_LAYERS
     np.testing.assert_array_equal(grid.image.image, want)  # the image pyqtgraph shows, all of it

@@ -9,6 +9,7 @@ import time
 
 from hang_guard import HANG_GUARD_S
 from PySide6.QtCore import QThreadPool, QTimer
+from PySide6.QtWidgets import QApplication
 
 from app.training.model.driver import Ready, Stepped, drive
 from app.widgets.qt_compat import protect_singletons
@@ -58,7 +59,7 @@ def test_items_arrive_in_order_on_the_gui_thread_then_done_once(qtbot):
 
     handle = runner.start(gen, rec.on_item, rec.on_done)
     qtbot.waitUntil(lambda: bool(rec.done), timeout=10_000)
-    qtbot.wait(100)  # anything late would arrive now
+    qtbot.wait(100)  # a wait for nothing to happen: anything late would arrive now
     assert rec.items == list(range(200))
     assert rec.events[-1] == ("done", "finished") and rec.done == ["finished"], "done once, after every item"
     assert rec.threads == {threading.get_ident()}, "every callback on the GUI thread"
@@ -77,7 +78,7 @@ def test_an_exception_in_the_generator_ends_the_run_with_its_traceback(qtbot):
 
     handle = runner.start(broken, rec.on_item, rec.on_done)
     qtbot.waitUntil(lambda: bool(rec.done), timeout=10_000)
-    qtbot.wait(100)
+    qtbot.wait(100)  # a wait for nothing to happen: no item and no second "done" after the first
     assert rec.items == [1, 2]
     assert len(rec.done) == 1
     reason = rec.done[0]
@@ -93,7 +94,7 @@ def test_an_exception_in_the_generator_ends_the_run_with_its_traceback(qtbot):
 
     runner.start(fails_at_once, rec2.on_item, rec2.on_done)
     qtbot.waitUntil(lambda: bool(rec2.done), timeout=10_000)
-    qtbot.wait(100)
+    qtbot.wait(100)  # a wait for nothing to happen: no second "done"
     assert rec2.items == [] and len(rec2.done) == 1 and "ValueError: bad config" in rec2.done[0]
     drained(qtbot)
 
@@ -114,7 +115,10 @@ def test_wait_joins_and_delivers_pending_items_without_the_event_loop(qtbot):
     assert rec.items == list(range(20)) and rec.done == ["finished"], "wait delivered what the run had left"
     assert rec.threads == {threading.get_ident()}
     assert not handle.is_alive()
-    qtbot.wait(200)  # the queued yielded signals arrive now: nothing is delivered twice
+    # the event loop turns: the timer queued before wait() fires, and the yielded signals still queued arrive with
+    # it (posted before it; processEvents delivers every posted event): nothing is delivered twice
+    qtbot.waitUntil(lambda: event_loop_ran == [1], timeout=10_000)
+    QApplication.processEvents()
     assert event_loop_ran == [1]
     assert rec.items == list(range(20)) and rec.done == ["finished"]
     drained(qtbot)
@@ -162,14 +166,14 @@ def test_a_paused_training_run_steps_exactly_once_per_request(qtbot):
     qtbot.waitUntil(lambda: bool(rec.items), timeout=30_000)
     ready = rec.items[0]
     assert isinstance(ready, Ready) and built_on[0] != threading.get_ident()
-    qtbot.wait(200)
+    qtbot.wait(200)  # a wait for nothing to happen (paused: no step)
     assert ready.trainer.step_count == 0 and len(rec.items) == 1, "paused: no step"
     control.request_step()
     qtbot.waitUntil(lambda: len(rec.items) == 2, timeout=30_000)
     control.request_step()
     control.request_step()
     qtbot.waitUntil(lambda: len(rec.items) == 4, timeout=30_000)
-    qtbot.wait(200)
+    qtbot.wait(200)  # a wait for nothing to happen: one step per request, no fifth item
     steps = rec.items[1:]
     assert all(isinstance(s, Stepped) for s in steps)
     assert [s.snapshot.step for s in steps] == [1, 2, 3] and ready.trainer.step_count == 3

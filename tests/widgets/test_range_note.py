@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtGui import QFontMetricsF
+from qt_settle import settled
 
 from app.widgets.heatmap.view import HeatmapWidget
 
@@ -28,7 +29,7 @@ def test_the_range_note_fits_its_colour_bar(qtbot, height):
     hm.show()
     qtbot.waitExposed(hm)
     hm.set_range_note("⚠ range changed")
-    qtbot.wait(50)
+    settled(qtbot)
     text, width, room = _note_fits(hm)
     assert text and "range" in text
     assert 0 < width <= room, (text, width, room)

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from qt_settle import settled
 
 from app.widgets.heatmap.style import colormap
 from app.widgets.settings import Settings
@@ -169,7 +170,7 @@ def ink_contrast(button) -> float:  # type: ignore[no-untyped-def]
 
 
 def wait_drawn(qtbot) -> None:
-    qtbot.wait(250)  # the grid redraws at ~30 fps, the plots at ~6 per second
+    settled(qtbot)  # the grid redraws at ~30 fps, the plots at ~6 per second: until none is waiting
 
 
 # ---------------------------------------------------------------------------------------------------- tests
@@ -177,14 +178,14 @@ def test_dark_theme_darkens_every_plot_and_keeps_text_readable_on_both_tabs(wind
     s = window.training
     window.tabs.setCurrentIndex(0)
     window.set_theme("dark")
-    qtbot.wait(50)
+    settled(qtbot)
     dark_bg = QColor(window.pipeline.heatmaps["weights"].graphics.backgroundBrush().color()).name()
     steps = assert_views_dark(window, minimum=5)  # ① .. ⑤ at least
     assert assert_plot_text_readable(steps, dark_bg) > 20
     window.load_preset("lesson-random-4x8")
     window.controls.heads_spin.setValue(2)
     window.view_tabs.setCurrentWidget(window.multihead)
-    qtbot.wait(50)
+    settled(qtbot)
     assert_plot_text_readable(assert_views_dark(window, minimum=3), dark_bg)  # 2 heads + the concatenation
     window.view_tabs.setCurrentWidget(window.pipeline)
 
@@ -214,7 +215,7 @@ def test_dark_theme_darkens_every_plot_and_keeps_text_readable_on_both_tabs(wind
     assert "future position" in panel.heads.hover_label.text()
 
     window.set_theme("light")  # and back: nothing stays dark
-    qtbot.wait(50)
+    settled(qtbot)
     for v in visible_views(window):
         assert luminance(background(v)) > 0.8, type(v.parent()).__name__
     assert_plot_text_readable(visible_views(window), "#ffffff")
@@ -224,7 +225,7 @@ def test_dark_theme_darkens_every_plot_and_keeps_text_readable_on_both_tabs(wind
 def test_disabled_controls_look_disabled(window, panel, qtbot, theme):
     window.set_theme(theme)
     rc = panel.run_controls
-    qtbot.wait(50)
+    settled(qtbot)
     assert rc.start_button.isEnabled() and rc.step_button.isEnabled()
     assert not rc.pause_button.isEnabled() and not rc.stop_button.isEnabled()  # nothing runs
     enabled = min(ink_contrast(rc.start_button), ink_contrast(rc.step_button))
@@ -259,11 +260,11 @@ def test_system_theme_follows_the_desktop(window, qtbot):
     hm = window.pipeline.heatmaps["scores"].graphics
     # the desktop turns dark: Qt's signal, as the platform emits it
     QGuiApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
-    qtbot.wait(20)
+    settled(qtbot)
     assert window.theme.dark and luminance(background(hm)) < 0.05
     assert luminance(QGuiApplication.palette().color(QPalette.ColorRole.Window)) < 0.05
     window.theme.on_color_scheme_changed(Qt.ColorScheme.Light)
-    qtbot.wait(20)
+    settled(qtbot)
     assert not window.theme.dark and luminance(background(hm)) > 0.8
     window.set_theme("light")  # an explicit choice ignores the desktop
     window.theme.on_color_scheme_changed(Qt.ColorScheme.Dark)

@@ -60,7 +60,7 @@ def test_a_deleted_view_is_no_longer_restyled(theme, qtbot):
     view = _View()
     seen = view.seen
     view.deleteLater()
-    qtbot.wait(10)
+    qtbot.wait(10)  # the event loop turns once; the deletion itself is sent below
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     theme.apply(True)  # would raise on the deleted C++ object if it were still called
     assert seen == [False]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from qt_settle import settled
 
 from app.playground.model.playground import PlaygroundModel
 from app.playground.views.three_d.model import surface_of
@@ -57,7 +58,7 @@ def test_without_opengl_the_tab_says_so_and_the_app_works(window, qtbot, monkeyp
     window.playground.set_cell("X", 0, 0, 2.0)
     x = window.playground.state.matrices["X"]
     tab.view_tabs.setCurrentWidget(tab.pipeline)
-    qtbot.wait(10)
+    settled(qtbot)
     np.testing.assert_allclose(tab.pipeline.heatmaps["scores"].values(), x @ x.T, rtol=1e-12)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
+from qt_settle import settled
 
 from attention_core import attention_steps
 
@@ -21,7 +22,7 @@ def show_vectors(window, qtbot, preset="it-animal-street"):
     tab.view_tabs.setCurrentWidget(tab.vectors)
     view = tab.vectors
     qtbot.waitUntil(lambda: view.plot.isVisible() and view.plot.width() > 200, timeout=3000)
-    qtbot.wait(20)
+    settled(qtbot)
     return view
 
 
@@ -53,7 +54,7 @@ def assert_steps_follow(window, qtbot):
     for name in ("scores", "scaled", "masked", "weights", "output"):
         np.testing.assert_allclose(getattr(m.result, name), getattr(ref, name), rtol=1e-12)
     window.tab.view_tabs.setCurrentWidget(window.tab.pipeline)
-    qtbot.wait(10)
+    settled(qtbot)
     for name in ("scores", "weights", "output"):
         np.testing.assert_allclose(window.tab.pipeline.heatmaps[name].values(), getattr(ref, name), rtol=1e-12)
 
@@ -85,7 +86,7 @@ def drag_and_check(window, qtbot, view, kind: str, row: int) -> None:
     window.undo_stack.redo()
     np.testing.assert_array_equal(m.matrices[name][row], new)
     window.tab.view_tabs.setCurrentWidget(view)
-    qtbot.wait(10)
+    settled(qtbot)
 
 
 def test_dragging_arrow_heads_edits_rows_one_undo_step_per_drag(window, qtbot):
