@@ -29,6 +29,7 @@ from app.common.evented import Evented, ModelEvents, event
 from app.common.runner import RunHandle
 from app.model_tab.model.cause_views import (
     SWEEPS,
+    CauseHost,
     attribution_caption,
     knockout_caption,
     lens_caption,
@@ -51,7 +52,6 @@ class CauseEvents(ModelEvents):
 @dataclass(frozen=True)
 class _Done:
     """A run's result for ``what`` ("lens", "attribution", "knockout", "patch"), made for ``text`` and ``model``."""
-
     what: str
     result: Any
     text: str
@@ -59,7 +59,7 @@ class _Done:
 
 
 @dataclass(frozen=True)
-class _Error:
+class _Error:  # a run's refusal or failure, said where that panel says its errors
     what: str
     message: str
 
@@ -69,7 +69,7 @@ class CauseAnalysis(Evented):
 
     events: CauseEvents
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: CauseHost) -> None:
         super().__init__()
         self.host = host
         self.shown = False
@@ -80,15 +80,10 @@ class CauseAnalysis(Evented):
         self.attribution: Any = None
         self.attr_text = ""
         self.attr_target, self.attr_foil, self.attr_error = "", "", ""
-        self.corrupted = ""
-        self.patch_target, self.patch_foil = "", ""
-        self.sweep = "resid"
+        self.corrupted, self.patch_target, self.patch_foil, self.sweep = "", "", "", "resid"
         self.patching: Any = None
         self.patch_texts = ("", "")  # (clean, corrupted) the result was made for
-        self.patch_running = False
-        self.patch_progress = (0, 0)
-        self.patch_error = ""
-        self.patch_note = ""
+        self.patch_running, self.patch_progress, self.patch_error, self.patch_note = False, (0, 0), "", ""
         self.knock_edges, self.knock_layers = "", "all"
         self.knockout: Any = None
         self.knock_text = ""
@@ -186,6 +181,7 @@ class CauseAnalysis(Evented):
         return not self.patch_error
 
     def set_patch_tokens(self, target: str, foil: str = "") -> bool:
+        """The metric's target ("" = the top prediction) and foil; refused (``patch_error``) unless one token each."""
         ok_t, err_t = self._check(target, "target")
         ok_f, err_f = self._check(foil, "foil")
         self.patch_error = err_t or err_f
@@ -273,9 +269,7 @@ class CauseAnalysis(Evented):
             if pump is None or time.perf_counter() > deadline:
                 return False
             pump(0.05)
-        pump = getattr(self.host.runner, "pump", None)
-        if pump is not None:
-            pump()
+        getattr(self.host.runner, "pump", lambda: 0)()  # what the last thread delivered as it ended
         return True
 
     # ================================================================== following the session
@@ -338,8 +332,7 @@ class CauseAnalysis(Evented):
         if model is None or trace is None:
             return
         self._jobs[what] += 1
-        p = self.position
-        ids = list(trace.ids)
+        p, ids = self.position, list(trace.ids)
         work: Callable[[], Any]
         if what == "lens":
             work = lambda: model.logit_lens(ids, position=p)  # noqa: E731 (one call)
@@ -386,7 +379,7 @@ class CauseAnalysis(Evented):
             if item.what == "patch":
                 self.patch_running = False
             self._set_status(item.message)
-            self._announce(item.what if item.what != "attribution" else "attribution")
+            self._announce(item.what)
         elif isinstance(item, _Done) and item.model is self.host.model and item.text == self.host.traced_text:
             if item.what == "lens":
                 self.lens, self.lens_text = item.result, item.text

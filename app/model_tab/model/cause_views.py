@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,6 +23,23 @@ SWEEP_HELP = {
     "k": "one key/value head's key input at every position",
     "v": "one key/value head's value input at every position",
 }
+
+
+class CauseHost(Protocol):
+    """What the Cause view's analysis needs of the session (``InspectSession``)."""
+
+    model: Any
+    trace: Any
+    traced_text: str
+    runner: Any
+    events: Any
+
+    @property
+    def shown_position(self) -> int: ...
+
+    def top_next(self, position: int | None = None, k: int = 5) -> list[tuple[str, int, float]]: ...
+
+
 _EDGE = re.compile(r"^\s*(-?\d+)\s*(?:→|->|>|:)\s*(-?\d+)\s*$")
 
 

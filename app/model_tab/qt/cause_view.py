@@ -136,8 +136,10 @@ class PatchPanel(RedrawWhenShown, QWidget):
         if p is None:
             return
         values, rows, cols, row_title, col_title = patch_axes(p)
+        top = max(1.0, float(np.nanmax(np.abs(values), initial=0.0)))  # 1 = all restored: the colour reads as such
         self.map.set_data(np.nan_to_num(values, nan=0.0), rows, cols, blocked=~np.isfinite(values), kind="signed",
-                          title=f"Restored fraction ({p.sweep})", row_title=row_title, col_title=col_title)
+                          title=f"Restored fraction ({p.sweep})", row_title=row_title, col_title=col_title,
+                          levels=(-top, top))
 
 
 class KnockoutPanel(RedrawWhenShown, QWidget):
