@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
+from qt_settle import settled
 
 from attention_core import alibi_bias
 
@@ -15,7 +16,7 @@ from attention_core import alibi_bias
 def settle(qtbot) -> None:  # type: ignore[no-untyped-def]
     for _ in range(3):
         QApplication.processEvents()
-    qtbot.wait(10)
+    settled(qtbot)
 
 
 def every_option_on(window) -> None:  # type: ignore[no-untyped-def]
