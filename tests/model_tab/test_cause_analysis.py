@@ -129,3 +129,35 @@ def test_knockout_equals_the_library_and_bad_cells_are_refused(session):
     assert not c.set_knockout("1→0", "7")
     assert "layers 0 to 1" in c.knock_error
     assert f"KL(before ‖ after) = {ref.kl:.4g}" in c.knockout_caption()
+
+
+def test_a_flurry_of_hovers_runs_one_lens_at_a_time_and_ends_on_the_last(session):
+    """Hovering across the strip asked for a lens and an attribution per token, each on its own thread (on GPT-2
+    ~0.1 s apiece): now a kind runs once at a time and the newest request starts when it ends."""
+    c, runner = session.cause, session.runner
+    started = []
+    start = runner.start
+
+    def counting(*args):
+        started.append(1)
+        return start(*args)
+
+    runner.start = counting
+    n = len(session.trace)
+    for p in range(n):
+        session.hover(p)  # nothing delivered in between: every run so far is still under way or undelivered
+    assert len(started) == 2  # the first position's lens and attribution; the rest wait
+    assert c.wait_idle(60)
+    assert len(started) == 4  # then once more each, for the last position
+    assert c.lens.position == n - 1 and c.attribution.position == n - 1
+    assert_close(c.lens.logits, session.model.logit_lens(TEXT, position=n - 1).logits, ulps=64)
+
+
+def test_hovering_away_and_back_before_the_lens_arrives_ends_on_the_last(session):
+    """The lens for the last position was shown; hover 2 then leave before its run ends: the lens asked for 2
+    arrived and stayed, though the pointer had left (the shown lens matched the last position, so nothing reran)."""
+    c = session.cause
+    session.hover(2)
+    session.hover(None)
+    assert c.wait_idle(60)
+    assert c.lens.position == len(session.trace) - 1 and c.attribution.position == len(session.trace) - 1

@@ -1,22 +1,20 @@
 """``CauseAnalysis``: the Model tab's Cause view without Qt — what a prediction depends on, by reading and
 intervening on the loaded model (``attention_core.pretrained``'s logit lens, direct attribution, activation
-patching and knockout). It lives on the ``InspectSession`` (``session.cause``); scripts reach it as
-``w.inspect.model.cause``.
+patching and knockout), on the ``InspectSession`` (``session.cause``; scripts: ``w.inspect.model.cause``).
 
 - **Lens** (``lens``): the traced text's half-layers unembedded at the position shown (the token hovered in the
   strip, else the last), recomputed when the text, the model or that position changes, while the view is shown;
   ``set_lens_target`` picks the token whose probability and rank are drawn through the layers ("" = the model's
   own top prediction). A string that is not exactly one token is refused (``lens_error``), the old target kept.
-- **Attribution** (``attribution``): logit(target) − logit(foil) at the same position split into embed, heads,
-  MLPs and biases (``set_attr_tokens``, refused likewise); follows the text like the lens.
+- **Attribution** (``attribution``): logit(target) − logit(foil) at that position split into embed, heads, MLPs
+  and biases (``set_attr_tokens``, refused likewise). One run of each kind at a time (a hover's flurry waits).
 - **Patch** (``patching``): ``set_corrupted`` (same token count as the traced text, else refused with the reason),
   ``set_patch_tokens``, ``set_sweep``; ``start_patch()`` runs the sweep off this thread with progress, and
   ``cancel_patch()`` keeps what it measured. A text or model change clears the result (its caption would lie).
 - **Knockout** (``knockout``): ``set_knockout("5→1, 5→2", "all" | "1" | "1.2")`` blocks those query→key cells and
   compares the next-token distribution before and after; refused with the reason, old result kept.
 
-Every result carries the text it was made for; ``*_caption`` says what is shown and for which text and position.
-"""
+Every result carries the text it was made for; ``*_caption`` says what is shown, for which text and position."""
 
 from __future__ import annotations
 
@@ -92,10 +90,11 @@ class CauseAnalysis(Evented):
         self._jobs = {"lens": 0, "attribution": 0, "knockout": 0, "patch": 0}
         self._cancel = False
         self._handles: list[RunHandle] = []
+        self._running: dict[str, bool] = {}
+        self._again: set[str] = set()  # kinds asked for again while one ran: started when it ends
         host.events.trace.connect(self._follow_trace)
         host.events.hovered.connect(self._follow_position)
 
-    # ================================================================== reading
     @property
     def position(self) -> int:
         """The position the lens and the attribution are about: the hovered token, else the last (an encoder's
@@ -104,7 +103,7 @@ class CauseAnalysis(Evented):
 
     @property
     def busy(self) -> bool:
-        return self.patch_running or any(h.is_alive() for h in self._handles)
+        return self.patch_running or any(self._running.values()) or any(h.is_alive() for h in self._handles)
 
     def lens_caption(self) -> str:
         if self.lens is None:
@@ -132,10 +131,8 @@ class CauseAnalysis(Evented):
         if self.lens is None:
             return None
         token = self.lens_target or int(self.lens.top[-1][0][0])
-        name = self._token_name(token) if isinstance(token, int) else token
-        return name, self.lens.probs_of(token), self.lens.rank_of(token)
+        return self._token_name(token), self.lens.probs_of(token), self.lens.rank_of(token)
 
-    # ================================================================== commands
     def set_shown(self, shown: bool) -> None:
         """The Cause view is on screen (or not): while it is, the lens and the attribution follow the text."""
         self.shown = bool(shown)
@@ -272,7 +269,6 @@ class CauseAnalysis(Evented):
         getattr(self.host.runner, "pump", lambda: 0)()  # what the last thread delivered as it ended
         return True
 
-    # ================================================================== following the session
     def _follow_trace(self) -> None:
         """A new text or model: every result made for the old one goes (its caption would describe another
         state); the lens and the attribution are computed again while shown."""
@@ -292,8 +288,8 @@ class CauseAnalysis(Evented):
         self._refresh()
 
     def _follow_position(self) -> None:
-        if self.shown and self.host.trace is not None and (
-                self.lens is None or self.lens.position != self.position % len(self.host.trace)):
+        if self.shown and self.host.trace is not None and (self.lens is None or self._running.get("lens") or
+                                                           self.lens.position != self.position % len(self.host.trace)):
             self._refresh()
 
     def _refresh(self) -> None:
@@ -304,7 +300,6 @@ class CauseAnalysis(Evented):
         if self.knock_edges:
             self._run("knockout")
 
-    # ================================================================== the runs
     def _check(self, token: str, what: str) -> tuple[bool, str]:
         if str(token) == "":  # the default: the top prediction (a target) or none (a foil)
             return True, ""
@@ -331,7 +326,10 @@ class CauseAnalysis(Evented):
         model, trace, text = self.host.model, self.host.trace, self.host.traced_text
         if model is None or trace is None:
             return
-        self._jobs[what] += 1
+        self._jobs[what] += 1  # the result of a run under way is dropped
+        if self._running.get(what):
+            self._again.add(what)
+            return
         p, ids = self.position, list(trace.ids)
         work: Callable[[], Any]
         if what == "lens":
@@ -360,6 +358,10 @@ class CauseAnalysis(Evented):
                 self._deliver(item)
 
         def on_done(reason: str) -> None:
+            self._running[what] = False
+            if what in self._again:
+                self._again.discard(what)
+                self._run(what)
             if job == self._jobs[what] and reason.startswith("error"):
                 self._deliver(_Error(what, reason.strip().splitlines()[-1]))
             if what == "patch" and job == self._jobs[what] and self.patch_running:
@@ -367,6 +369,7 @@ class CauseAnalysis(Evented):
                 self._announce("patch")
 
         self._handles = [h for h in self._handles if h.is_alive()]
+        self._running[what] = True
         self._handles.append(self.host.runner.start(work, on_item, on_done))
 
     def _deliver(self, item: object) -> None:
