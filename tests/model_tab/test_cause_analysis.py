@@ -90,7 +90,9 @@ def test_patch_runs_off_thread_equals_the_library_and_a_new_text_clears_it(sessi
     assert not c.set_corrupted("Mary and John")
     assert "tokens" in c.patch_error and c.corrupted == ""
     assert c.set_corrupted(CORRUPTED)
+    assert not c.set_corrupted(CORRUPTED + " and more") and c.corrupted == CORRUPTED  # the old one kept
     assert c.set_patch_tokens(" Mary", " John")
+    assert not c.set_patch_tokens("Mary gave", "") and (c.patch_target, c.patch_foil) == (" Mary", " John")
     c.set_sweep("heads")
     assert c.start_patch()
     assert c.patch_running  # returned at once: the sweep runs on the runner's thread

@@ -107,7 +107,8 @@ class CauseAnalysis(Evented):
 
     def lens_caption(self) -> str:
         if self.lens is None:
-            return "Trace a text: the lens appears here." if self.host.trace is None else "Computing the lens…"
+            return ("Trace a text: the lens appears here." if self.host.trace is None else
+                    "Computing the lens…" if self._running.get("lens") else "The lens follows the text while shown.")
         return lens_caption(self.host.model.name, self.lens_text, self.lens)
 
     def attribution_caption(self) -> str:
