@@ -163,3 +163,13 @@ def test_hovering_away_and_back_before_the_lens_arrives_ends_on_the_last(session
     session.hover(None)
     assert c.wait_idle(60)
     assert c.lens.position == len(session.trace) - 1 and c.attribution.position == len(session.trace) - 1
+
+
+def test_captions_say_the_numbers_keep_the_heads_switched_off_in_detect_on(session):
+    """The Detect view's heads off apply to the trace, not to the lens, attribution, patch or knockout (the library
+    runs the whole model): the captions said only the model's name, as if those heads were off there too."""
+    c = session.cause
+    session.heads.set_off([(1, 2)])
+    assert session.wait_idle(60) and c.wait_idle(60)
+    assert "with every head on (1 head off: 1.2 in the Detect view, not here)" in c.lens_caption()
+    assert "with every head on" in c.attribution_caption()

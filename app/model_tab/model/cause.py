@@ -36,6 +36,7 @@ from app.model_tab.model.cause_views import (
     patch_caption,
 )
 from app.model_tab.model.detect_runs import ScanProgress, scan_items
+from app.model_tab.model.views import off_text
 
 __all__ = ["CauseAnalysis"]
 
@@ -109,23 +110,23 @@ class CauseAnalysis(Evented):
         if self.lens is None:
             return ("Trace a text: the lens appears here." if self.host.trace is None else
                     "Computing the lens…" if self._running.get("lens") else "The lens follows the text while shown.")
-        return lens_caption(self.host.model.name, self.lens_text, self.lens)
+        return lens_caption(self._model_words(), self.lens_text, self.lens)
 
     def attribution_caption(self) -> str:
         if self.attribution is None:
             return self.attr_error or ("Trace a text first." if self.host.trace is None else "Computing…")
-        return attribution_caption(self.host.model.name, self.attr_text, self.attribution)
+        return attribution_caption(self._model_words(), self.attr_text, self.attribution)
 
     def patch_caption(self) -> str:
         if self.patching is None:
             return self.patch_note or ("Type a corrupted text with as many tokens as yours (e.g. another name in "
                                        "the same place), then press Patch.")
-        return patch_caption(self.host.model.name, *self.patch_texts, self.patching, self._token_name)
+        return patch_caption(self._model_words(), *self.patch_texts, self.patching, self._token_name)
 
     def knockout_caption(self) -> str:
         if self.knockout is None:
             return "Name query→key cells (e.g. 5→1) and layers, then press Knock out."
-        return knockout_caption(self.host.model.name, self.knock_text, self.knockout, self.host.trace.tokens)
+        return knockout_caption(self._model_words(), self.knock_text, self.knockout, self.host.trace.tokens)
 
     def lens_curve(self) -> tuple[str, Any, Any] | None:
         """(token, probability per row, rank per row) of the lens's target, None without a lens."""
@@ -151,14 +152,12 @@ class CauseAnalysis(Evented):
     def set_attr_tokens(self, target: str, foil: str = "") -> bool:
         """Attribution's target and optional foil ("" target = the top prediction); refused with the reason, the
         old ones kept; the attribution is computed again."""
-        ok_t, err_t = self._check(target, "target")
-        ok_f, err_f = self._check(foil, "foil")
-        self.attr_error = err_t or err_f
-        if ok_t and ok_f:
+        self.attr_error = self._check(target, "target")[1] or self._check(foil, "foil")[1]
+        if not self.attr_error:
             self.attr_target, self.attr_foil = str(target), str(foil)
             self._run("attribution")
         self._announce("attribution")
-        return ok_t and ok_f
+        return not self.attr_error
 
     def set_corrupted(self, text: str) -> bool:
         """The corrupted text: refused (``patch_error``) unless it has as many tokens as the traced text."""
@@ -180,13 +179,11 @@ class CauseAnalysis(Evented):
 
     def set_patch_tokens(self, target: str, foil: str = "") -> bool:
         """The metric's target ("" = the top prediction) and foil; refused (``patch_error``) unless one token each."""
-        ok_t, err_t = self._check(target, "target")
-        ok_f, err_f = self._check(foil, "foil")
-        self.patch_error = err_t or err_f
-        if ok_t and ok_f:
+        self.patch_error = self._check(target, "target")[1] or self._check(foil, "foil")[1]
+        if not self.patch_error:
             self.patch_target, self.patch_foil = str(target), str(foil)
         self._announce("patch")
-        return ok_t and ok_f
+        return not self.patch_error
 
     def set_sweep(self, sweep: str) -> None:
         if sweep not in SWEEPS:
@@ -205,10 +202,9 @@ class CauseAnalysis(Evented):
             return False
         self._jobs["patch"] += 1
         job, clean, corrupted, sweep = self._jobs["patch"], self.host.traced_text, self.corrupted, self.sweep
-        target, foil = self._token_or_top(self.patch_target, self.position), self.patch_foil or None
-        position = self.position
-        self._cancel, self.patch_running, self.patch_error = False, True, ""
-        self.patch_progress = (0, 0)
+        target, foil, position = self._token_or_top(self.patch_target, self.position), self.patch_foil or None, \
+            self.position
+        self._cancel, self.patch_running, self.patch_error, self.patch_progress = False, True, "", (0, 0)
         self._set_status(f"Patching {sweep} of {model.name}…")
         self._announce("patch")
 
@@ -253,8 +249,7 @@ class CauseAnalysis(Evented):
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
         self._cancel = True
-        for what in self._jobs:
-            self._jobs[what] += 1
+        self._jobs = {what: job + 1 for what, job in self._jobs.items()}
         for handle in self._handles:
             handle.wait(timeout_s)
         self._handles.clear()
@@ -281,10 +276,8 @@ class CauseAnalysis(Evented):
             self._jobs["patch"] += 1
             self.patch_running = False
         self.patching = None
-        if self.corrupted and self.host.trace is not None and self.host.model is not None:
-            keep = self.corrupted
-            if not self.set_corrupted(keep):
-                self.corrupted = ""
+        if self.corrupted and self.host.trace is not None and not self.set_corrupted(self.corrupted):
+            self.corrupted = ""  # the new text has another length: the reason is in patch_error
         self._announce("lens", "attribution", "patch", "knockout")
         self._refresh()
 
@@ -313,6 +306,12 @@ class CauseAnalysis(Evented):
         except ValueError as exc:
             return False, str(exc)
         return True, ""
+
+    def _model_words(self) -> str:
+        """The model's name, and that every head is on here when the Detect view switched some off."""
+        off = tuple(self.host.heads.off)
+        return self.host.model.name + (f" with every head on ({off_text(off)} in the Detect view, not here)"
+                                       if off else "")
 
     def _token_name(self, token: Any) -> str:
         if isinstance(token, str):

@@ -33,6 +33,7 @@ class CauseHost(Protocol):
     traced_text: str
     runner: Any
     events: Any
+    heads: Any  # the Detect view's ``HeadsAnalysis``: its ``off`` heads are named, as the numbers here keep them on
 
     @property
     def shown_position(self) -> int: ...
