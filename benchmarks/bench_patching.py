@@ -1,6 +1,6 @@
-"""Activation patching against TransformerLens (issue 44 item 9): the ``heads`` and ``resid`` sweeps on a
-GPT-2-small-shaped random model (built here by ``pretrained_shapes``: no download) at ~16 tokens, ours
-(``PretrainedModel.patch``) against ``transformer_lens.patching.get_act_patch_attn_head_out_all_pos`` /
+"""Activation patching against TransformerLens, the tool a patching user would otherwise run: the ``heads`` and
+``resid`` sweeps on a GPT-2-small-shaped random model (built here by ``pretrained_shapes``: no download) at ~16
+tokens, ours (``PretrainedModel.patch``) against ``transformer_lens.patching.get_act_patch_attn_head_out_all_pos`` /
 ``get_act_patch_resid_pre`` on ``TransformerBridge.boot_transformers`` of the same safetensors file, the same torch
 threads, alternating call by call in one process (a change in the machine's load falls on both).
 

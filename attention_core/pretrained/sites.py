@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
 from .config import ArchSpec
 
-if TYPE_CHECKING:
-    from .model import PretrainedModel
+PretrainedModel = Any
+"""The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
+it back (no import cycle, not even a type-only one)."""
 
 SITE_KINDS = ("resid_pre", "q", "k", "v", "pattern", "z", "result", "attn_out", "mlp_out", "resid_post")
 HEADED = frozenset({"q", "k", "v", "pattern", "z", "result"})

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,8 +36,9 @@ import torch
 from ..sites import Hooks
 from .targets import position_index, token_id
 
-if TYPE_CHECKING:
-    from ..model import PretrainedModel
+PretrainedModel = Any
+"""The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
+it back (no import cycle, not even a type-only one)."""
 
 SWEEPS = {"resid": ("resid_pre", ("layer", "position")), "attn_out": ("attn_out", ("layer", "position")),
           "mlp_out": ("mlp_out", ("layer", "position")), "heads": ("z", ("layer", "head")),

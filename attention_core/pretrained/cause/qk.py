@@ -30,7 +30,10 @@ from .targets import position_index
 
 if TYPE_CHECKING:
     from ..layers import Linear, Norm
-    from ..model import PretrainedModel
+
+PretrainedModel = Any
+"""The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
+it back (no import cycle, not even a type-only one)."""
 
 
 class QKPair(NamedTuple):
