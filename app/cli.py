@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "generate": ("app.model_tab.generate_cli", "add_generate_parser", "cmd_generate"),
     "lens": ("app.model_tab.lens_cli", "add_lens_parser", "cmd_lens"),
     "attribute": ("app.model_tab.lens_cli", "add_attribute_parser", "cmd_attribute"),
+    "patch": ("app.model_tab.lens_cli", "add_patch_parser", "cmd_patch"),
 }
 """Every command but ``gui``, one row each, in the order ``--help`` lists them: adding a command is its module and one
 row here, no branch to add. Importing this module loads none of them; building the parser imports each (they are

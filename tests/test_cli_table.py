@@ -17,7 +17,7 @@ import app.cli as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTED = ("train", "export", "probe", "bench", "lessons", "experiment", "inspect", "download",
-              "generate", "lens", "attribute")
+              "generate", "lens", "attribute", "patch")
 """The commands docs/cli.md documents, in the order ``--help`` has always listed them."""
 
 

@@ -1,5 +1,6 @@
-"""``attention-playground lens`` and ``attribute``: the logit lens and direct logit attribution of a real model from
-the command line (``PretrainedModel.logit_lens`` and ``.attribute``).
+"""``attention-playground lens``, ``attribute`` and ``patch``: the Cause view's instruments from the command line —
+the logit lens, direct logit attribution and activation patching of a real model (``PretrainedModel.logit_lens``,
+``.attribute`` and ``.patch``). One module: they share their flags, their checks and their writers.
 
 - ``lens --model DIR --text TEXT [--position P] [--top-k K] [--target TOKEN | --target-id N] --out FILE``:
   FILE.json (the half-layers' labels, each one's top tokens with probabilities, and the target's rank and
@@ -9,6 +10,12 @@ the command line (``PretrainedModel.logit_lens`` and ``.attribute``).
   [--position P] --out FILE``: FILE.json (every head's, every MLP's term, the embedding's and the biases', the
   total and the model's own difference), FILE.csv (one row per term), FILE.png / .svg / .pdf (a signed heatmap:
   layers down, heads and the MLP across).
+- ``patch --model DIR --clean TEXT --corrupted TEXT (--target TOKEN | --target-id N) [--foil ...] [--position P]
+  --sweep resid|attn_out|mlp_out|heads|heads_by_position|q|k|v --out FILE``: denoising — the corrupted text run
+  with one clean activation put in at a time; FILE.json (``Patching.to_dict``: the metric per cell, the restored
+  fraction, both runs' metrics), FILE.csv (one row per cell), FILE.png / .svg / .pdf (the restored fraction, layers
+  down). The two texts must have the same number of tokens. Progress goes to stderr; Ctrl+C stops between batched
+  runs and writes nothing.
 
 A token is given as text (``--target " Paris"``; the labels' ␣ reads as a space) that must be one token of the
 model, or as its id. Positions count from 0 (negative from the end; default -1, the last token). The last stdout
@@ -34,10 +41,11 @@ FORMATS = (".json", ".csv", ".png", ".svg", ".pdf")
 MAX_TOP_K = 100
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, text: bool = True) -> None:
     p.add_argument("--model", required=True, metavar="DIR", help="model folder (config.json, model.safetensors, "
                                                                  "tokenizer.json) or a .safetensors this app saved")
-    p.add_argument("--text", required=True, help="the text to run (this app's models: tokens like '3 5 7')")
+    if text:
+        p.add_argument("--text", required=True, help="the text to run (this app's models: tokens like '3 5 7')")
     p.add_argument("--position", type=int, default=-1, metavar="P",
                    help="the token whose prediction is read, from 0 (negative: from the end; default -1)")
     p.add_argument("--out", required=True, metavar="FILE", help="FILE.json, .csv, .png, .svg or .pdf")
@@ -72,6 +80,23 @@ def add_attribute_parser(sub: Any) -> None:
     _token_flags(p, "foil", False, "a token to compare with (the split is then of logit(target) - logit(foil))")
 
 
+def add_patch_parser(sub: Any) -> None:
+    """The ``patch`` sub-command's arguments (``_common``'s ``--text`` is the corrupted run here: ``--corrupted``)."""
+    from attention_core.pretrained.cause.patching import SWEEPS
+
+    p = sub.add_parser("patch", help="activation patching: how much of the clean answer each layer, position or head "
+                                     "restores in a corrupted run (JSON/CSV/PNG)")
+    _common(p, text=False)
+    p.add_argument("--clean", required=True, help="the text whose activations are put in")
+    p.add_argument("--corrupted", required=True, help="the text that is run (the same number of tokens as --clean)")
+    p.add_argument("--sweep", required=True, choices=tuple(SWEEPS), help="what is patched, one at a time: resid "
+                   "(the stream entering a layer at one position), attn_out / mlp_out (a sublayer's output at one "
+                   "position), heads (a head's output at every position), heads_by_position, q / k / v (a head's "
+                   "query, key or value input)")
+    _token_flags(p, "target", True, "the token whose logit the metric reads")
+    _token_flags(p, "foil", False, "a token to compare with (metric = logit(target) - logit(foil))")
+
+
 def _check(args: argparse.Namespace) -> None:
     """What the flags alone show, before torch: the output, the ranges, the device's spelling, the model's folder."""
     if Path(args.out).suffix.lower() not in FORMATS:
@@ -100,19 +125,25 @@ def _load(args: argparse.Namespace) -> Any:
         raise Refused(f"--model {exc}") from None
 
 
-def _inputs(model: Any, args: argparse.Namespace) -> tuple[Any, int]:
+def _ids(model: Any, text: str, flag: str) -> Any:
+    """A text's ids checked in the flag's words: some tokens, no more than the model's positions."""
+    try:
+        ids = model.encode(text)
+    except ValueError as exc:
+        raise Refused(f"{flag}: {exc}") from None
+    if not ids:
+        raise Refused(f"{flag} has no tokens")
+    if len(ids) > model.spec.max_positions:
+        raise Refused(f"{flag} is {len(ids)} tokens, longer than the model's {model.spec.max_positions} positions; "
+                      "shorten it")
+    return ids
+
+
+def _inputs(model: Any, args: argparse.Namespace, flag: str = "--text") -> tuple[Any, int]:
     """(ids, position) checked in the flags' words: the text's tokens and length, the position within it."""
     from attention_core.pretrained.cause.targets import position_index
 
-    try:
-        ids = model.encode(args.text)
-    except ValueError as exc:
-        raise Refused(f"--text: {exc}") from None
-    if not ids:
-        raise Refused("--text has no tokens")
-    if len(ids) > model.spec.max_positions:
-        raise Refused(f"--text is {len(ids)} tokens, longer than the model's {model.spec.max_positions} positions; "
-                       "shorten it")
+    ids = _ids(model, getattr(args, flag[2:]), flag)
     try:
         return ids, position_index(args.position, len(ids))
     except ValueError as exc:
@@ -239,6 +270,61 @@ def _run_attribute(model: Any, args: argparse.Namespace) -> dict[str, Any]:
             "largest": [best[0], round(best[1], 6)]}
 
 
+def _run_patch(model: Any, args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    clean = _ids(model, args.clean, "--clean")
+    ids, p = _inputs(model, args, "--corrupted")
+    if len(clean) != len(ids):
+        raise Refused(f"--clean is {len(clean)} tokens and --corrupted {len(ids)}: patching puts each clean "
+                      "activation at its own position, so both texts must have the same number of tokens")
+    target, foil = _token(model, args, "target"), _token(model, args, "foil")
+    if foil == target:
+        raise Refused(f"--foil is the same token as --target ({target}): their difference would be 0")
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rpatch: {done} of {total} batched runs", end="" if done < total else "\n", file=sys.stderr,
+              flush=True)
+
+    # Ctrl+C between batched runs: stopping.check raises Stopped, which main turns into the signal's exit code
+    r = model.patch(clean, ids, target=target, foil=foil, position=p, sweep=args.sweep, progress=progress,
+                    cancel=lambda: stopping.check() or False)
+    out = Path(args.out)
+    metric = f"logit({model.token_strings([target])[0]})" + (
+        "" if foil is None else f" - logit({model.token_strings([foil])[0]})")
+    suffix = out.suffix.lower()
+    if suffix == ".json":
+        data = {"model": model.name, "family": model.family, "metric": metric, **r.to_dict()}
+        _write(out, lambda fh: json.dump(data, fh, ensure_ascii=False))
+    elif suffix == ".csv":
+        def write(fh: Any) -> None:
+            fh.write(f"# Attention Playground: activation patching ({args.sweep}) of {model.name}, metric {metric} "
+                     f"at position {p}; clean {r.clean!r}, corrupted {r.corrupted!r}\n")
+            if r.warning:
+                fh.write(f"# {r.warning}\n")
+            w = csv.writer(fh)
+            w.writerow([*r.axes, "value", "restored"])
+            restored = r.restored
+            for cell, v in np.ndenumerate(r.values):
+                w.writerow([*cell, "" if np.isnan(v) else repr(float(v)),
+                            "" if np.isnan(restored[cell]) else repr(float(restored[cell]))])
+        _write(out, write)
+    else:
+        values = r.restored if r.values.ndim == 2 else np.nanmean(r.restored, axis=2)
+        cols = (list(r.tokens) if r.axes[1] == "position" else
+                [f"{'kv ' if r.axes[1] == 'kv_head' else ''}head {h}" for h in range(values.shape[1])])
+        _heatmap(out, np.asarray(values), [f"layer {li}" for li in range(values.shape[0])], cols,
+                 f"{model.name}: {args.sweep} patching, restored fraction of {metric} at position {p}"
+                 + (" (mean over positions)" if r.values.ndim == 3 else ""), "signed", row_title="layer",
+                 col_title=r.axes[1].replace("_", " "), colorbar_label="restored")
+    flat = np.nan_to_num(r.restored, nan=-np.inf)
+    best = np.unravel_index(int(np.argmax(flat)), flat.shape)
+    return {"out": str(out), "model": model.name, "family": model.family, "tokens": len(ids), "position": p,
+            "sweep": args.sweep, "clean": round(r.clean, 6), "corrupted": round(r.corrupted, 6),
+            "best": None if r.warning else {"cell": [int(i) for i in best], "restored": round(float(flat[best]), 6)},
+            "warning": r.warning}
+
+
 def _main(args: argparse.Namespace, prog: str, run: Any) -> int:
     try:
         _check(args)
@@ -259,3 +345,8 @@ def cmd_lens(args: argparse.Namespace) -> int:
 def cmd_attribute(args: argparse.Namespace) -> int:
     """Write the direct logit attribution; the JSON summary is the last stdout line; 2 for bad input."""
     return _main(args, "attention-playground attribute", _run_attribute)
+
+
+def cmd_patch(args: argparse.Namespace) -> int:
+    """Write an activation-patching sweep; the JSON summary is the last stdout line; 2 for bad input."""
+    return _main(args, "attention-playground patch", _run_patch)
