@@ -39,6 +39,7 @@ from .layers import (
     rope_inv_freq,
     rope_tables,
     rotate_half_rope,
+    wide,
 )
 from .sites import Hooks, Writer, head_results
 
@@ -209,16 +210,16 @@ class ForwardPass:
                 k, v = torch.cat((old_k, k), dim=-2), torch.cat((old_v, v), dim=-2)
                 k_positions = torch.cat((old_pos, positions))
             cache.keys[li], cache.values[li], cache.positions[li] = k, v, k_positions
-        kf, vv = k.float(), v
+        kf, vv = wide(k), v
         if spec.kv_group > 1:  # grouped-query attention: each key/value head serves kv_group query heads
             kf, vv = kf.repeat_interleave(spec.kv_group, dim=1), v.repeat_interleave(spec.kv_group, dim=1)
         mask = self._layer_mask(li, q.shape[-2], positions, k_positions, extra_mask)
         qs = q if rows is None else q[:, :, rows]
         mask = mask if rows is None or mask is None else mask[rows]
         if "pooled_max" in rec:
-            heads = overview_attention(q.float(), kf, vv, spec.scales[li], spec.softcap, mask, rec)
+            heads = overview_attention(wide(q), kf, vv, spec.scales[li], spec.softcap, mask, rec)
         else:  # a reader's own arrays (``Hooks.into``: a trace's) are computed into, nothing copied after
-            weights = attention_weights(qs.float(), kf, spec.scales[li], spec.softcap, mask,
+            weights = attention_weights(wide(qs), kf, spec.scales[li], spec.softcap, mask,
                                         hk.buffer("pattern", li) if hk else None)
             if hk:
                 weights = hk("pattern", li, weights)
@@ -226,11 +227,11 @@ class ForwardPass:
         if hk:
             heads = hk("z", li, heads, span)
         if "q" in rec:
-            rec["q"].append(q.float())
-            rec["k"].append(k.float())
-            rec["v"].append(v.float())
+            rec["q"].append(wide(q))
+            rec["k"].append(wide(k))
+            rec["v"].append(wide(v))
         if "scores" in rec:
-            rec["scores"].append(q.float() @ kf.transpose(-1, -2))
+            rec["scores"].append(wide(q) @ kf.transpose(-1, -2))
         return self._out(li, lw, heads, hk)
 
     def _out(self, li: int, lw: LayerWeights, heads: torch.Tensor, hk: Hooks | None) -> torch.Tensor:
@@ -289,7 +290,7 @@ class ForwardPass:
         if w.head_transform is not None and w.head_norm is not None:  # RoBERTa's head uses exact GELU always
             x = w.head_norm(activation("gelu" if self.spec.family == "roberta" else self.spec.act,
                                        w.head_transform(x)))
-        out = w.lm_head(x).float()
+        out = wide(w.lm_head(x))
         cap = self.spec.final_softcap
         return out if cap is None else torch.tanh(out / cap) * cap
 

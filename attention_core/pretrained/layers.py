@@ -55,10 +55,10 @@ class Norm:
         if self.kind == "layer":
             return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
         dtype = x.dtype
-        h = x.float()
+        h = wide(x)
         h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
         if self.kind == "gemma":
-            return (h * (1.0 + self.weight.float())).to(dtype)
+            return (h * (1.0 + wide(self.weight))).to(dtype)
         if self.kind == "olmo":
             return (self.weight * h).to(dtype)
         return self.weight * h.to(dtype)
@@ -119,6 +119,12 @@ class ModelWeights:
             add(lw.ln1, lw.ln2, lw.o, lw.mlp_in, lw.mlp_out, lw.qkv, lw.q, lw.k, lw.v, lw.mlp_gate, lw.q_norm,
                 lw.k_norm, lw.post1, lw.post2)
         return list(seen.values())
+
+
+def wide(x: torch.Tensor) -> torch.Tensor:
+    """x in at least float32: a bfloat16 or float16 value upcast, a float64 one (a float64 model, for exact
+    comparisons) kept as it is, so no step of a float64 pass rounds to float32."""
+    return x if x.dtype == torch.float64 else x.float()
 
 
 def activation(name: str, x: torch.Tensor, fresh: bool = False) -> torch.Tensor:

@@ -3,8 +3,8 @@
 Loading checks everything it can before reading weights (files present, no pickle, a supported ``model_type``,
 every tensor's name and shape against the config, the memory needed against the memory free) and raises
 ``PretrainedError`` naming the file and the reason; only then are tensors mapped in. ``dtype``: float32 (the default;
-a bfloat16 or float16 file is converted) or bfloat16 (half the memory; attention weights are still computed in
-float32, see ``forward``).
+a bfloat16 or float16 file is converted), bfloat16 (half the memory; attention weights are still computed in
+float32, see ``forward``) or float64 (twice the memory, every step in float64: for claims of exact equality).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .cause.qk import QKTerms
     from .generate import Decoder, Generation
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float64": torch.float64}
 TRACE_RECORD = frozenset({"weights", "qkv", "head_out"})
 LONG_TRACE_RECORD = frozenset({"overview", "qkv", "final"})  # head outputs: one head from head_map and v
 LOGIT_ROWS = 256
@@ -179,7 +179,7 @@ class PretrainedModel:
 
         ids, note = self.ids_of(text_or_ids, truncate=truncate)
         long = len(ids) > LONG_TRACE_TOKENS
-        kept = {} if long or self.device.type != "cpu" else self._trace_arrays(len(ids))
+        kept = {} if long or self.device.type != "cpu" or self.info.dtype == "float64" else self._trace_arrays(len(ids))
         out = self.forward(ids, record=LONG_TRACE_RECORD if long else TRACE_RECORD, ablate=ablate, logits=not long,
                            into=kept)
         r = out.records

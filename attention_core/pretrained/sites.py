@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from .config import ArchSpec
+from .layers import wide
 
 PretrainedModel = Any
 """The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
@@ -184,7 +185,7 @@ class Hooks:
             for site, how in entries:
                 part = x if site.head is None else x[:, site.head]
                 if callable(how):
-                    new = how(part.float())
+                    new = how(wide(part))
                     if not isinstance(new, torch.Tensor) or new.shape != part.shape:
                         got = tuple(new.shape) if isinstance(new, torch.Tensor) else type(new).__name__
                         raise ValueError(f"site {site.name!r}: the replacement has shape {got}, the site "
@@ -195,7 +196,7 @@ class Hooks:
                         new = new[..., span, :]
                 part.copy_(new.to(device=x.device, dtype=x.dtype) if isinstance(new, torch.Tensor) else new)
         for site in self._reads.get(key, ()):
-            self.values[site.name] = (x if site.head is None else x[:, site.head]).float()
+            self.values[site.name] = wide(x if site.head is None else x[:, site.head])
         return x
 
 
