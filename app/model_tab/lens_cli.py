@@ -82,7 +82,7 @@ def add_attribute_parser(sub: Any) -> None:
 
 def add_patch_parser(sub: Any) -> None:
     """The ``patch`` sub-command's arguments (``_common``'s ``--text`` is the corrupted run here: ``--corrupted``)."""
-    from attention_core.pretrained.cause.patching import SWEEPS
+    from attention_core.pretrained.cause.sweeps import SWEEPS  # torch-free: --help imports no torch
 
     p = sub.add_parser("patch", help="activation patching: how much of the clean answer each layer, position or head "
                                      "restores in a corrupted run (JSON/CSV/PNG)")

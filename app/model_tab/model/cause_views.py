@@ -11,8 +11,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-SWEEPS = ("resid", "attn_out", "mlp_out", "heads", "heads_by_position", "q", "k", "v")
-"""``attention_core.pretrained.cause.patching.SWEEPS``'s names (copied: importing the library loads torch)."""
+from attention_core.pretrained.cause.sweeps import SWEEPS as SWEEP_TABLE
+
+SWEEPS = tuple(SWEEP_TABLE)
+"""The patching sweeps' names, the library's own table (``cause.sweeps`` is torch-free: importing it loads no torch)."""
 SWEEP_HELP = {
     "resid": "the residual stream entering layer L at one position",
     "attn_out": "layer L's attention output at one position",

@@ -19,6 +19,7 @@ Each reads (or, to intervene, replaces) the forward pass's named sites (``Pretra
   (``Trace.rollout()``): computed from a trace's maps, v and the model's W_O.
 - ``qk``: ``qk_attribution(model, text, layer, head, query, key) -> QKTerms``: one attention score split into
   (query source × key source) terms, every norm on the way frozen, each source rotated by its own position.
+- ``sweeps``: ``SWEEPS``, each patching sweep's site and axes, torch-free (the command line's ``--sweep``).
 - ``targets``: what they share: a token given as an id or a one-token string, and a position in range, refused
   with a ``ValueError`` naming the problem before any work.
 

@@ -34,19 +34,13 @@ import numpy as np
 import torch
 
 from ..sites import Hooks
+from .sweeps import SWEEPS
 from .targets import position_index, token_id
 
 PretrainedModel = Any
 """The model type (``model.PretrainedModel``), by name only: model.py imports this module, which does not import
 it back (no import cycle, not even a type-only one)."""
 
-SWEEPS = {"resid": ("resid_pre", ("layer", "position")), "attn_out": ("attn_out", ("layer", "position")),
-          "mlp_out": ("mlp_out", ("layer", "position")), "heads": ("z", ("layer", "head")),
-          "heads_by_position": ("z", ("layer", "head", "position")), "q": ("q", ("layer", "head")),
-          "k": ("k", ("layer", "kv_head")), "v": ("v", ("layer", "kv_head"))}
-"""sweep → (the site it patches, the result's axes). ``heads``: one head's z at every position (TransformerLens's
-``attn_head_out_all_pos``); ``q``/``k``/``v``: one head's query/key/value input at every position (on a
-grouped-query model k and v count key/value heads: ``Patching.feeds`` names the query heads each one serves)."""
 PATCH_BATCH_BYTES = 256 * 2**20
 """About this many bytes of activations per batched run (the chunk of cells is cut to fit)."""
 Progress = Callable[[int, int], Any]
