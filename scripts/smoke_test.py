@@ -299,7 +299,7 @@ def main() -> int:
                               str(work / "missing" / "x.png")], timeout, "does not exist"),
                  run_refused([str(exe), "train", "--seq-len", "100000", "--out", str(work / "big")], timeout,
                              "--seq-len 100000 is out of range"),
-                 run_refused([str(exe), "--version", "extra"], timeout, "invalid choice: 'extra'", usage=True)]
+                 run_refused([str(exe), "--version", "extra"], timeout, "unknown command 'extra'", usage=True)]
         seconds = time.perf_counter() - start
         if (work / "missing").exists() or (work / "big").exists():
             raise Failure("a refused command created its output folder")
